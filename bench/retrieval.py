@@ -1,0 +1,169 @@
+"""Retrieval latency benchmark (issue: TERAG retrieval).
+
+    python -m bench.retrieval --dataset 2wikimultihopqa
+
+Needs the graph from `python -m bench.indexing --dataset 2wikimultihopqa --extractor spacy`.
+Runs every question with spaCy query NER (no LLM calls) and reports p50/p95 of the whole retrieval
+and of its stages (NER, matching, PageRank+fetch), GDS's own compute time for the same
+personalised PageRank (`gds.pageRank.stats`), and the same PageRank computed in-process (scipy
+sparse power iteration on the graph exported from Neo4j) as the reference: both latencies, their
+ratio, and whether both give the same top-5 passages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import statistics
+import time
+from typing import Any
+
+import numpy as np
+
+from bench.common import datasets_root, load_questions, setup_logging, write_result
+from terag_neo4j.client import TeragClient
+from terag_neo4j.config import Settings
+from terag_neo4j.eval.reference import export_graph, personalized_pagerank, top_passages
+from terag_neo4j.graph_store import passage_uid
+
+log = logging.getLogger("bench.retrieval")
+
+STATS_QUERY = """
+UNWIND $sources AS s
+MATCH (c:Concept {uid: s.uid})
+WITH collect([c, s.weight]) AS sourceNodes
+CALL gds.pageRank.stats($graph, {sourceNodes: sourceNodes, dampingFactor: $damping,
+  maxIterations: $max_iterations, tolerance: $tolerance})
+YIELD computeMillis, ranIterations
+RETURN computeMillis, ranIterations
+"""
+
+
+def pct(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q)) * 1000 if values else float("nan")
+
+
+def main() -> None:
+    setup_logging()
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--dataset", default="2wikimultihopqa")
+    ap.add_argument("--extractor", default="spacy")
+    ap.add_argument("--limit", type=int)
+    ap.add_argument("--orientation", default="directed", choices=["directed", "undirected"])
+    args = ap.parse_args()
+    folder = datasets_root() / args.dataset
+    questions = load_questions(folder)[: args.limit]
+    ns = f"bench_{args.dataset}_{args.extractor}".replace("-", "_")[:60]
+    settings = Settings().model_copy(
+        update={"namespace": ns, "extractor": "spacy", "orientation": args.orientation}
+    )
+    with TeragClient(settings) as client:
+        info = client.stats()
+        r = client.retriever
+        t = time.perf_counter()
+        graph_name = r.ensure_projection(ns)
+        projection_s = time.perf_counter() - t
+        client.retrieve(questions[0]["question"])  # warm-up: model loads, query plans
+        t = time.perf_counter()
+        graph = export_graph(client.store, ns, args.orientation)
+        export_s = time.perf_counter() - t
+
+        totals: list[float] = []
+        stages: dict[str, list[float]] = {"ner": [], "matching": [], "pagerank": [], "dense": []}
+        gds_compute: list[float] = []
+        gds_stats_call: list[float] = []
+        ref_times: list[float] = []
+        same_top5 = 0
+        compared = 0
+        fallbacks = 0
+        for q in questions:
+            t = time.perf_counter()
+            res = client.retrieve(q["question"], top_k=5)
+            totals.append(time.perf_counter() - t)
+            for k in stages:
+                if k in res.timings:
+                    stages[k].append(res.timings[k])
+            if res.mode != "pagerank":
+                fallbacks += 1
+                continue
+            sources = [{"uid": m.uid, "weight": m.weight} for m in res.matches]
+            t = time.perf_counter()
+            with client.store.session() as s:
+                rec = s.run(
+                    STATS_QUERY,
+                    sources=sources,
+                    graph=graph_name,
+                    damping=settings.damping,
+                    max_iterations=settings.max_iterations,
+                    tolerance=settings.tolerance,
+                ).single()
+            gds_stats_call.append(time.perf_counter() - t)
+            if rec:
+                gds_compute.append(rec["computeMillis"] / 1000)
+            t = time.perf_counter()
+            scores = personalized_pagerank(
+                graph,
+                [(m.uid, m.weight) for m in res.matches],
+                settings.damping,
+                settings.max_iterations,
+                settings.tolerance,
+            )
+            ref = top_passages(graph, scores, 5)
+            ref_times.append(time.perf_counter() - t)
+            compared += 1
+            same_top5 += [u for u, _ in ref] == [passage_uid(ns, p.id) for p in res.passages]
+
+    result: dict[str, Any] = {
+        "dataset": args.dataset,
+        "namespace": ns,
+        "orientation": args.orientation,
+        "questions": len(questions),
+        "graph": {
+            "passages": info.passages,
+            "concepts": info.concepts,
+            "has_passage": info.has_passage,
+            "co_occurrence": info.co_occurrence,
+        },
+        "projection_s": round(projection_s, 3),
+        "export_s": round(export_s, 3),
+        "dense_fallbacks": fallbacks,
+        "retrieval_ms": {
+            "p50": pct(totals, 50),
+            "p95": pct(totals, 95),
+            "mean": statistics.mean(totals) * 1000,
+        },
+        "stages_ms": {k: {"p50": pct(v, 50), "p95": pct(v, 95)} for k, v in stages.items() if v},
+        "gds_compute_ms": {"p50": pct(gds_compute, 50), "p95": pct(gds_compute, 95)},
+        "gds_stats_call_ms": {"p50": pct(gds_stats_call, 50), "p95": pct(gds_stats_call, 95)},
+        "in_process_reference_ms": {"p50": pct(ref_times, 50), "p95": pct(ref_times, 95)},
+        "ratio_gds_pagerank_stage_to_reference_p50": (
+            pct(stages["pagerank"], 50) / pct(ref_times, 50) if ref_times else None
+        ),
+        "same_top5": same_top5,
+        "compared": compared,
+    }
+    path = write_result(f"retrieval_{args.dataset}_{args.orientation}", result)
+    rm, st = result["retrieval_ms"], result["stages_ms"]
+    print(f"{args.dataset}: {len(questions)} questions, graph {result['graph']}")
+    print(
+        f"retrieval p50 {rm['p50']:.1f} ms, p95 {rm['p95']:.1f} ms (dense fallbacks: {fallbacks})"
+    )
+    for k, v in st.items():
+        print(f"  {k:9} p50 {v['p50']:.1f} ms  p95 {v['p95']:.1f} ms")
+    print(
+        f"  GDS compute (pageRank.stats computeMillis) p50 {result['gds_compute_ms']['p50']:.1f} ms; "
+        f"whole stats call p50 {result['gds_stats_call_ms']['p50']:.1f} ms"
+    )
+    print(
+        f"  in-process scipy reference p50 {result['in_process_reference_ms']['p50']:.1f} ms; "
+        f"GDS PageRank stage / reference = {result['ratio_gds_pagerank_stage_to_reference_p50']}"
+    )
+    print(
+        f"same top-5 as the reference: {same_top5}/{compared}; projection {projection_s:.2f}s; wrote {path}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,2 @@
+MATCH (n:Namespace {name: $namespace})
+DETACH DELETE n

@@ -1,0 +1,3 @@
+UNWIND $uids AS uid
+MATCH (p:Passage {uid: uid})
+DETACH DELETE p

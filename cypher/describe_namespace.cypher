@@ -1,0 +1,9 @@
+MATCH (n:Namespace {name: $namespace})
+RETURN n.name AS name, n.version AS version, n.extractor AS extractor, n.model AS model,
+       toString(n.created) AS created, toString(n.updated) AS updated,
+       COUNT { (p:Passage {namespace: $namespace}) } AS passages,
+       COUNT { (c:Concept {namespace: $namespace}) } AS concepts,
+       COUNT { (c:Entity {namespace: $namespace}) } AS entities,
+       COUNT { (:Concept {namespace: $namespace})-[:HAS_PASSAGE]->() } AS has_passage,
+       COUNT { (:Concept {namespace: $namespace})-[:CO_OCCURRENCE]->() } AS co_occurrence,
+       COLLECT { MATCH (r:IngestRun {namespace: $namespace}) RETURN r { .* } ORDER BY r.started } AS runs

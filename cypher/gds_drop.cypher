@@ -1,0 +1,2 @@
+CALL gds.graph.drop($graph, false) YIELD graphName
+RETURN graphName

@@ -1,0 +1,7 @@
+MATCH (n:Namespace)
+OPTIONAL MATCH (r:IngestRun {namespace: n.name})
+WITH n, count(r) AS runs, sum(r.input_tokens) AS input_tokens, sum(r.output_tokens) AS output_tokens
+RETURN n.name AS name, n.version AS version, n.passages AS passages, n.concepts AS concepts,
+       n.extractor AS extractor, n.model AS model, runs, input_tokens, output_tokens,
+       toString(n.created) AS created, toString(n.updated) AS updated
+ORDER BY name

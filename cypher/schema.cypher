@@ -1,0 +1,13 @@
+// Constraints and indexes for TERAG graphs. Idempotent: safe to run on every start.
+// Every node carries `namespace`; `uid` = namespace + '|' + id keeps corpora apart in one database.
+CREATE CONSTRAINT terag_passage_uid IF NOT EXISTS FOR (p:Passage) REQUIRE p.uid IS UNIQUE;
+CREATE CONSTRAINT terag_concept_uid IF NOT EXISTS FOR (c:Concept) REQUIRE c.uid IS UNIQUE;
+CREATE CONSTRAINT terag_namespace_name IF NOT EXISTS FOR (n:Namespace) REQUIRE n.name IS UNIQUE;
+CREATE CONSTRAINT terag_ingest_run_id IF NOT EXISTS FOR (r:IngestRun) REQUIRE r.run_id IS UNIQUE;
+CREATE INDEX terag_passage_doc IF NOT EXISTS FOR (p:Passage) ON (p.namespace, p.doc_id);
+CREATE INDEX terag_concept_norm IF NOT EXISTS FOR (c:Concept) ON (c.namespace, c.norm);
+CREATE INDEX terag_ingest_run_ns IF NOT EXISTS FOR (r:IngestRun) ON (r.namespace);
+CREATE VECTOR INDEX terag_concept_embedding IF NOT EXISTS FOR (c:Concept) ON c.embedding
+  OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}};
+CREATE VECTOR INDEX terag_passage_embedding IF NOT EXISTS FOR (p:Passage) ON p.embedding
+  OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}};

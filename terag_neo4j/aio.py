@@ -1,0 +1,142 @@
+"""asyncio front end of `TeragClient`.
+
+    >>> import asyncio
+    >>> from terag_neo4j.aio import AsyncTeragClient
+    >>> async def main() -> None:                                       # doctest: +SKIP
+    ...     async with AsyncTeragClient(namespace="demo", extractor="spacy") as terag:
+    ...         await terag.index(["docs/"])
+    ...         results = await asyncio.gather(*(terag.retrieve(q) for q in questions))
+
+Every method runs the synchronous client in a worker thread (`asyncio.to_thread`). That is a
+deliberate choice, not a stopgap: one retrieval is query NER (spaCy or an LLM call), a sentence
+embedding (CPU) and a handful of sequential Cypher/GDS round trips whose PageRank runs inside
+Neo4j. The neo4j async driver would make none of that faster; what an async caller needs is that
+the event loop stays free and that independent queries overlap, which threads give (the Neo4j
+driver, the embedder and the caches are thread-safe; the Neo4j driver pool and `max_workers` bound
+the concurrency).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+from terag_neo4j.client import TeragClient
+from terag_neo4j.config import Settings
+from terag_neo4j.documents import Document
+from terag_neo4j.graph_store import NamespaceInfo
+from terag_neo4j.indexing import IngestReport
+from terag_neo4j.retrieval import AnswerResult, RetrievalResult
+
+T = TypeVar("T")
+
+__all__ = ["AsyncTeragClient"]
+
+
+class AsyncTeragClient:
+    """`TeragClient` for asyncio code: the same arguments, awaitable methods.
+
+    `max_workers` bounds how many calls run at once (default: the event loop's default executor,
+    as `asyncio.to_thread` uses). Wrap an existing client with `AsyncTeragClient.wrap(client)`;
+    a wrapped client is not closed by `aclose()`.
+    """
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        max_workers: int | None = None,
+        **overrides: Any,
+    ) -> None:
+        self._sync = TeragClient(settings, **overrides)
+        self._owns_client = True
+        self._executor = ThreadPoolExecutor(max_workers, "terag") if max_workers else None
+        self._warm_lock = threading.Lock()
+        self._warm = False
+
+    @classmethod
+    def wrap(cls, client: TeragClient, *, max_workers: int | None = None) -> AsyncTeragClient:
+        self = cls.__new__(cls)
+        self._sync = client
+        self._owns_client = False
+        self._executor = ThreadPoolExecutor(max_workers, "terag") if max_workers else None
+        self._warm_lock = threading.Lock()
+        self._warm = False
+        return self
+
+    @property
+    def sync(self) -> TeragClient:
+        """The underlying synchronous client (settings, ledger, store)."""
+        return self._sync
+
+    @property
+    def settings(self) -> Settings:
+        return self._sync.settings
+
+    async def _run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        return await self._in_thread(functools.partial(self._call, fn, *args, **kwargs))
+
+    async def _in_thread(self, call: Callable[[], T]) -> T:
+        if self._executor is None:
+            return await asyncio.to_thread(call)
+        return await asyncio.get_running_loop().run_in_executor(self._executor, call)
+
+    def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        # TeragClient builds its extractor, embedder and retriever lazily without a lock; build
+        # them once here so that concurrent first calls do not each load the models.
+        if not self._warm:
+            with self._warm_lock:
+                if not self._warm:
+                    _ = self._sync.retriever
+                    self._warm = True
+        return fn(*args, **kwargs)
+
+    async def index(
+        self,
+        source: Sequence[str | Path] | Iterable[Document],
+        namespace: str | None = None,
+        progress: bool = False,
+        errors: list[str] | None = None,
+    ) -> IngestReport:
+        """Index files/folders or `Document`s (see `TeragClient.index`); no progress bar by default."""
+        return await self._run(self._sync.index, source, namespace, progress, errors)
+
+    async def retrieve(
+        self, query: str, top_k: int | None = None, namespace: str | None = None, **kw: Any
+    ) -> RetrievalResult:
+        return await self._run(self._sync.retrieve, query, top_k, namespace, **kw)
+
+    async def answer(
+        self, query: str, top_k: int | None = None, namespace: str | None = None
+    ) -> AnswerResult:
+        return await self._run(self._sync.answer, query, top_k, namespace)
+
+    async def stats(self, namespace: str | None = None) -> NamespaceInfo:
+        return await self._in_thread(functools.partial(self._sync.stats, namespace))
+
+    async def namespaces(self) -> list[NamespaceInfo]:
+        return await self._in_thread(functools.partial(self._sync.namespaces))
+
+    async def delete(self, document_id: str, namespace: str | None = None) -> int:
+        return await self._in_thread(functools.partial(self._sync.delete, document_id, namespace))
+
+    async def drop(self, namespace: str | None = None) -> None:
+        await self._run(self._sync.drop, namespace)
+
+    async def aclose(self) -> None:
+        """Wait for running calls, then close the client (unless it was wrapped)."""
+        if self._executor is not None:
+            await asyncio.to_thread(self._executor.shutdown, True)
+        if self._owns_client:
+            await asyncio.to_thread(self._sync.close)
+
+    async def __aenter__(self) -> AsyncTeragClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

@@ -1,0 +1,330 @@
+"""`terag`: index a corpus into Neo4j and ask it questions, from the shell."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, is_dataclass
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_UNAVAILABLE, EXIT_NOT_FOUND = 0, 1, 2, 3, 4
+SAMPLE_DIR = Path(__file__).resolve().parent / "data" / "sample"
+
+DESCRIPTION = """\
+TERAG on Neo4j: build a token-efficient knowledge graph from documents and retrieve
+passages with GDS personalised PageRank.
+
+quick start:
+  terag server start                 start a local Neo4j + GDS (no Docker needed)
+  terag index docs/ -n mydocs        extract concepts and write the graph
+  terag ask "Who founded X?" -n mydocs
+  terag demo                         all of the above on a bundled sample corpus
+
+Settings come from the environment or .env (see .env.example): NEO4J_URI, NEO4J_USER,
+NEO4J_PASSWORD, OLLAMA_HOST and TERAG_* (e.g. TERAG_EXTRACTOR=spacy).
+"""
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    from terag_neo4j.config import Settings
+
+    overrides: dict[str, Any] = {}
+    for name in ("namespace", "extractor", "top_k", "recorded_extractions"):
+        value = getattr(args, name, None)
+        if value is not None:
+            overrides[name] = value
+    if getattr(args, "mode", None) == "hybrid":
+        overrides["hybrid"] = True
+    return Settings().model_copy(update=overrides)
+
+
+def _client(args: argparse.Namespace) -> Any:
+    from terag_neo4j.client import TeragClient
+
+    return TeragClient(_settings(args))
+
+
+def _to_jsonable(obj: Any) -> Any:
+    if is_dataclass(obj) and not isinstance(obj, type):
+        return {k: _to_jsonable(v) for k, v in asdict(obj).items()}
+    if isinstance(obj, list | tuple):
+        return [_to_jsonable(v) for v in obj]
+    if isinstance(obj, dict):
+        return {str(k): _to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, Path):
+        return str(obj)
+    return obj
+
+
+def _emit(args: argparse.Namespace, obj: Any, text: str) -> None:
+    if getattr(args, "json", False):
+        print(json.dumps(_to_jsonable(obj), indent=2, default=str))
+    else:
+        print(text)
+
+
+def _format_retrieval(res: Any) -> str:
+    lines = [f"query: {res.query}", f"entities: {', '.join(res.entities) or '(none)'}"]
+    if res.fallback_reason:
+        lines.append(f"mode: {res.mode} (fallback: {res.fallback_reason})")
+    else:
+        lines.append(f"mode: {res.mode}")
+    for m in res.matches:
+        lines.append(
+            f"  match {m.entity!r} -> {m.name} [{m.type}] {m.match} s={m.similarity:.2f} "
+            f"f={m.frequency} w={m.weight:.3f}"
+        )
+    for i, p in enumerate(res.passages, 1):
+        snippet = " ".join(p.text.split())[:160]
+        lines.append(f"{i}. [{p.score:.4f}] {p.title} ({p.id})\n   {snippet}")
+    t = ", ".join(f"{k} {v * 1000:.0f}ms" for k, v in res.timings.items())
+    lines.append(f"timings: {t}; tokens: {res.input_tokens} in / {res.output_tokens} out")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------- commands
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    errors: list[str] = []
+    with _client(args) as terag:
+        report = terag.index(args.paths, progress=not args.quiet, errors=errors)
+    _emit(args, {**report.to_record(), "warnings": report.warnings}, report.summary())
+    return EXIT_ERROR if errors else EXIT_OK
+
+
+def cmd_retrieve(args: argparse.Namespace) -> int:
+    with _client(args) as terag:
+        res = terag.retrieve(args.question, top_k=args.top_k, mode=args.mode)
+    _emit(args, res, _format_retrieval(res))
+    return EXIT_OK
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    with _client(args) as terag:
+        ans = terag.answer(args.question, top_k=args.top_k)
+        ledger = terag.ledger.summary()
+    text = f"answer: {ans.answer}\n\n{_format_retrieval(ans.retrieval)}\n\n{ledger}"
+    _emit(args, ans, text)
+    return EXIT_OK
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    with _client(args) as terag:
+        info = terag.stats()
+    text = "\n".join(f"{k}: {v}" for k, v in asdict(info).items() if k != "runs")
+    text += f"\ningest runs: {len(info.runs)}"
+    _emit(args, info, text)
+    return EXIT_OK
+
+
+def cmd_namespaces(args: argparse.Namespace) -> int:
+    with _client(args) as terag:
+        infos = terag.namespaces()
+    rows = [
+        f"{n.name:24} v{n.version:<4} {n.passages:>8} passages {n.concepts:>8} concepts "
+        f"{n.extractor or '-':8} tokens {n.input_tokens}/{n.output_tokens}"
+        for n in infos
+    ]
+    _emit(args, infos, "\n".join(rows) or "no namespaces yet")
+    return EXIT_OK
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    with _client(args) as terag:
+        if args.all:
+            terag.drop()
+            _emit(
+                args,
+                {"dropped": terag.settings.namespace},
+                f"dropped namespace {terag.settings.namespace!r}",
+            )
+            return EXIT_OK
+        if not args.document:
+            raise SystemExit(
+                "terag delete: give a DOCUMENT id, or --all to drop the whole namespace"
+            )
+        n = terag.delete(args.document)
+    _emit(args, {"deleted_passages": n}, f"deleted {n} passages of {args.document!r}")
+    return EXIT_OK if n else EXIT_NOT_FOUND
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Start what is missing, index the bundled sample, answer one question."""
+    from terag_neo4j.config import Settings
+
+    settings = Settings()
+    if settings.neo4j_uri is None:
+        from terag_neo4j.server import neo4j as local
+
+        local.start(settings)
+    if (args.extractor or settings.extractor) == "ollama" or args.answer:
+        os.environ["OLLAMA_HOST"] = _ensure_ollama(settings)
+    args.paths = [str(SAMPLE_DIR)]
+    args.namespace = args.namespace or "demo"
+    args.quiet = False
+    cmd_index(args)
+    args.top_k = None
+    args.mode = None
+    return cmd_ask(args) if args.answer else cmd_retrieve(args)
+
+
+def _ensure_ollama(settings: Any) -> str:
+    """A reachable Ollama with the configured model: the configured host, else a local one."""
+    from terag_neo4j.server import ollama as local
+
+    host: str = settings.ollama_host
+    if not local.is_reachable(host):
+        server = local.running_server(settings)
+        if server is None:
+            server = local.start(settings, host=host)
+            local.write_pid_file(settings, server)
+        host = server.host
+    local.ensure_model(settings, host)
+    return host
+
+
+# ---------------------------------------------------------------------- parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="terag", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("-v", "--verbose", action="store_true", help="debug logging and full tracebacks")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    def common(sp: argparse.ArgumentParser, ns: bool = True) -> None:
+        if ns:
+            sp.add_argument(
+                "-n", "--namespace", help="corpus namespace (default: TERAG_NAMESPACE or 'default')"
+            )
+        sp.add_argument("--json", action="store_true", help="machine-readable output")
+
+    s = sub.add_parser("index", help="index files or folders (.txt, .md, .jsonl)")
+    s.add_argument("paths", nargs="+", help="files or folders (searched recursively)")
+    s.add_argument(
+        "-e", "--extractor", choices=["ollama", "spacy", "recorded"], help="extraction backend"
+    )
+    s.add_argument(
+        "--recorded-extractions", type=Path, help="JSONL of recorded extractions (recorded backend)"
+    )
+    s.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    common(s)
+    s.set_defaults(func=cmd_index)
+
+    for name, func, helptext in (
+        ("retrieve", cmd_retrieve, "top passages for a question (no answer generation)"),
+        ("ask", cmd_ask, "retrieve, then answer with the reader LLM"),
+    ):
+        s = sub.add_parser(name, help=helptext)
+        s.add_argument("question")
+        s.add_argument("-k", "--top-k", type=int, help="passages to return (default 5)")
+        s.add_argument(
+            "-e",
+            "--extractor",
+            choices=["ollama", "spacy", "recorded"],
+            help="query NER backend (default: the namespace's)",
+        )
+        if name == "retrieve":
+            s.add_argument(
+                "--mode", choices=["pagerank", "dense", "hybrid"], help="ranking (default pagerank)"
+            )
+        common(s)
+        s.set_defaults(func=func)
+
+    s = sub.add_parser("stats", help="counts, tokens spent and ingest runs of a namespace")
+    common(s)
+    s.set_defaults(func=cmd_stats)
+    s = sub.add_parser("namespaces", help="list namespaces")
+    common(s, ns=False)
+    s.set_defaults(func=cmd_namespaces)
+    s = sub.add_parser("delete", help="delete a document's passages, or a whole namespace")
+    s.add_argument("document", nargs="?", help="document id (as indexed)")
+    s.add_argument("--all", action="store_true", help="drop the whole namespace")
+    common(s)
+    s.set_defaults(func=cmd_delete)
+    s = sub.add_parser("demo", help="start services, index the bundled sample, ask a question")
+    s.add_argument(
+        "question", nargs="?", default="Which city is home to the company that makes the Beetle?"
+    )
+    s.add_argument("-e", "--extractor", choices=["ollama", "spacy", "recorded"])
+    s.add_argument("--answer", action="store_true", help="also generate an answer with Ollama")
+    common(s)
+    s.set_defaults(func=cmd_demo)
+
+    _attach_optional(sub)
+    return p
+
+
+def _attach_optional(sub: Any) -> None:
+    """Subcommands owned by other modules (server managers, benchmark)."""
+    import importlib
+
+    for module in (
+        "terag_neo4j.server.cli",
+        "terag_neo4j.server.ollama_cli",
+        "terag_neo4j.eval.cli",
+    ):
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as e:
+            if e.name and module.startswith(e.name):
+                continue
+            raise
+        register: Callable[[Any], None] = mod.register_cli
+        register(sub)
+
+
+def _error_line(e: BaseException) -> tuple[str, int]:
+    from terag_neo4j.documents import InputError
+    from terag_neo4j.graph_store import GraphStoreError, NamespaceNotFound
+
+    if isinstance(e, NamespaceNotFound):
+        return str(e), EXIT_NOT_FOUND
+    if isinstance(e, GraphStoreError):
+        return str(e), EXIT_UNAVAILABLE
+    try:
+        from terag_neo4j.llm import LLMError
+
+        if isinstance(e, LLMError):
+            return str(e), EXIT_UNAVAILABLE
+    except ImportError:
+        pass
+    if isinstance(e, InputError | ValueError | FileNotFoundError):
+        return str(e), EXIT_USAGE
+    return f"{type(e).__name__}: {e}", EXIT_ERROR
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    for noisy in ("neo4j", "httpx", "sentence_transformers", "urllib3"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        print("terag: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:
+        if args.verbose:
+            raise
+        msg, code = _error_line(e)
+        print(f"terag: error: {msg} (run with --verbose for the trace)", file=sys.stderr)
+        return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

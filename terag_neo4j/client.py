@@ -1,0 +1,157 @@
+"""The Python client: one object that indexes, retrieves and answers.
+
+>>> from terag_neo4j import TeragClient
+>>> with TeragClient(namespace="demo", extractor="spacy") as terag:   # doctest: +SKIP
+...     terag.index(["docs/"])
+...     result = terag.retrieve("Who founded Radio City?")
+...     print(result.passages[0].title)
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from terag_neo4j.config import Settings
+from terag_neo4j.documents import Document, load_documents
+from terag_neo4j.embeddings import CachedEmbedder, Embedder
+from terag_neo4j.extraction import ExtractionCache, Extractor, SpacyExtractor, make_extractor
+from terag_neo4j.graph_store import GraphStore, NamespaceInfo, check_namespace
+from terag_neo4j.indexing import Indexer, IngestReport
+from terag_neo4j.llm import OllamaLLM, TokenLedger
+from terag_neo4j.retrieval import AnswerResult, RetrievalResult, Retriever
+
+log = logging.getLogger(__name__)
+
+
+class TeragClient:
+    """Index documents into a namespace of a Neo4j graph and retrieve from it.
+
+    Built from `Settings` (environment / `.env`) with keyword overrides, e.g.
+    `TeragClient(namespace="wiki", extractor="spacy", top_k=10)`. Close it (or use `with`) to
+    release the Neo4j driver and caches.
+    """
+
+    def __init__(self, settings: Settings | None = None, **overrides: Any) -> None:
+        base = settings or Settings()
+        self.settings = base.model_copy(update=overrides) if overrides else base
+        check_namespace(self.settings.namespace)
+        self.ledger = TokenLedger()
+        self.store = GraphStore.from_settings(self.settings)
+        self._llm: OllamaLLM | None = None
+        self._extractor: Extractor | None = None
+        self._embedder: CachedEmbedder | None = None
+        self._cache: ExtractionCache | None = None
+        self._retriever: Retriever | None = None
+
+    # ------------------------------------------------------------------ lazily built parts
+
+    @property
+    def llm(self) -> OllamaLLM:
+        if self._llm is None:
+            self._llm = OllamaLLM(self.settings, self.ledger)
+        return self._llm
+
+    @property
+    def extractor(self) -> Extractor:
+        if self._extractor is None:
+            needs_llm = self.settings.extractor == "ollama"
+            self._extractor = make_extractor(self.settings, self.llm if needs_llm else None)
+        return self._extractor
+
+    @property
+    def embedder(self) -> CachedEmbedder:
+        if self._embedder is None:
+            inner = Embedder(self.settings.embedding_model, self.settings.embedding_batch)
+            self._embedder = CachedEmbedder(inner, self.settings.home / "embeddings.sqlite3")
+        return self._embedder
+
+    @property
+    def cache(self) -> ExtractionCache:
+        if self._cache is None:
+            self._cache = ExtractionCache(self.settings.home / "extractions.sqlite3")
+        return self._cache
+
+    @property
+    def retriever(self) -> Retriever:
+        if self._retriever is None:
+            query_extractor = self.extractor
+            if self.settings.extractor == "recorded":
+                query_extractor = SpacyExtractor()
+            self._retriever = Retriever(
+                self.settings,
+                self.store,
+                query_extractor,
+                self.embedder,
+                self.llm if self.settings.extractor == "ollama" or self._llm else None,
+            )
+        return self._retriever
+
+    # ------------------------------------------------------------------ public API
+
+    def index(
+        self,
+        source: Sequence[str | Path] | Iterable[Document],
+        namespace: str | None = None,
+        progress: bool = True,
+        errors: list[str] | None = None,
+    ) -> IngestReport:
+        """Index files/folders (paths) or `Document` objects; idempotent and incremental."""
+        items = list(source)
+        if items and all(isinstance(x, str | Path) for x in items):
+            docs: Iterable[Document] = list(load_documents([Path(str(x)) for x in items], errors))
+        else:
+            docs = [x for x in items if isinstance(x, Document)]
+        indexer = Indexer(self.settings, self.store, self.extractor, self.embedder, self.cache)
+        report = indexer.index(docs, namespace or self.settings.namespace, progress=progress)
+        if errors:
+            report.warnings.extend(errors)
+        return report
+
+    def retrieve(
+        self, query: str, top_k: int | None = None, namespace: str | None = None, **kw: Any
+    ) -> RetrievalResult:
+        """Top passages for `query` by TERAG's personalised PageRank (dense fallback)."""
+        return self.retriever.retrieve(query, top_k=top_k, namespace=namespace, **kw)
+
+    def answer(
+        self, query: str, top_k: int | None = None, namespace: str | None = None
+    ) -> AnswerResult:
+        """Retrieve, then answer with the reader LLM; tokens of both go to `self.ledger`."""
+        r = self.retriever
+        if r.llm is None:
+            r.llm = self.llm
+        return r.answer(query, top_k=top_k, namespace=namespace)
+
+    def delete(self, document_id: str, namespace: str | None = None) -> int:
+        """Remove a document (all its passages); returns how many passages went."""
+        return self.store.delete_document(namespace or self.settings.namespace, document_id)
+
+    def stats(self, namespace: str | None = None) -> NamespaceInfo:
+        return self.store.describe(namespace or self.settings.namespace)
+
+    def namespaces(self) -> list[NamespaceInfo]:
+        return self.store.namespaces()
+
+    def drop(self, namespace: str | None = None) -> None:
+        ns = check_namespace(namespace or self.settings.namespace)
+        self.store.require_namespace(ns)
+        try:
+            self.retriever.drop_projections(ns)
+        except Exception as e:  # a missing GDS must not keep the data from being dropped
+            log.warning("could not drop GDS projections of %r: %s", ns, e)
+        self.store.drop_namespace(ns)
+
+    def close(self) -> None:
+        for part in (self._cache, self._embedder):
+            if part is not None:
+                part.close()
+        self.store.close()
+
+    def __enter__(self) -> TeragClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

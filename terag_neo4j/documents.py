@@ -1,0 +1,222 @@
+"""Input stage: documents from files or Python objects, split into passages.
+
+A passage id is stable across runs: the id the input gives it, else a hash of its content, so
+re-ingesting the same input maps onto the same graph nodes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Protocol
+
+log = logging.getLogger(__name__)
+
+TEXT_SUFFIXES = {".txt", ".md", ".markdown"}
+JSONL_SUFFIXES = {".jsonl", ".ndjson"}
+MAX_DOCUMENT_CHARS = (
+    20_000_000  # beyond this a "document" is almost surely a mistake (a dump, a binary)
+)
+
+
+class InputError(ValueError):
+    """Input that cannot be read; the message names the file and what is wrong."""
+
+
+@dataclass(frozen=True)
+class Document:
+    id: str
+    text: str
+    title: str = ""
+    source: str = ""
+    # A record that already is a passage (benchmark corpora) is indexed whole, never re-chunked.
+    is_passage: bool = False
+
+
+@dataclass(frozen=True)
+class Passage:
+    id: str
+    doc_id: str
+    position: int
+    title: str
+    text: str
+
+    @property
+    def content(self) -> str:
+        """What the LLM, the embedder and the reader see: HippoRAG's `title + "\\n" + text`."""
+        return f"{self.title}\n{self.text}" if self.title else self.text
+
+    @property
+    def hash(self) -> str:
+        return content_hash(self.content)
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+class Tokenizer(Protocol):
+    def __call__(self, text: str, **kwargs: object) -> object: ...
+
+
+@lru_cache(maxsize=1)
+def default_tokenizer() -> object:
+    """The embedding model's own WordPiece tokenizer: passages are sized in the tokens that matter."""
+    from transformers import AutoTokenizer
+
+    from terag_neo4j.embeddings import embedding_model_path
+
+    return AutoTokenizer.from_pretrained(str(embedding_model_path()))
+
+
+def chunk_text(
+    text: str, max_tokens: int, overlap: int, tokenizer: object | None = None
+) -> list[str]:
+    """Split `text` into windows of at most `max_tokens` tokens, `overlap` tokens shared.
+
+    Windows are cut from the original string by character offsets, so nothing is re-spelled by
+    decoding, and each cut is moved back to the nearest whitespace so words stay whole.
+    """
+    if max_tokens <= 0:
+        raise ValueError("max_tokens must be positive")
+    if not 0 <= overlap < max_tokens:
+        raise ValueError("overlap must be >= 0 and smaller than max_tokens")
+    tok = tokenizer or default_tokenizer()
+    enc = tok(text, add_special_tokens=False, return_offsets_mapping=True)  # type: ignore[operator]
+    offsets: list[tuple[int, int]] = enc["offset_mapping"]
+    if len(offsets) <= max_tokens:
+        return [text.strip()] if text.strip() else []
+    chunks: list[str] = []
+    step = max_tokens - overlap
+    start_tok = 0
+    while start_tok < len(offsets):
+        end_tok = min(start_tok + max_tokens, len(offsets))
+        start_char = offsets[start_tok][0]
+        end_char = offsets[end_tok - 1][1] if end_tok == len(offsets) else offsets[end_tok][0]
+        chunk = text[start_char:end_char].strip()
+        if chunk:
+            chunks.append(chunk)
+        if end_tok == len(offsets):
+            break
+        start_tok += step
+    return chunks
+
+
+def split_document(
+    doc: Document, max_tokens: int, overlap: int, tokenizer: object | None = None
+) -> list[Passage]:
+    if doc.is_passage:
+        return [
+            Passage(id=doc.id, doc_id=doc.id, position=0, title=doc.title, text=doc.text.strip())
+        ]
+    parts = chunk_text(doc.text, max_tokens, overlap, tokenizer)
+    if len(parts) == 1:
+        return [Passage(id=doc.id, doc_id=doc.id, position=0, title=doc.title, text=parts[0])]
+    return [
+        Passage(id=f"{doc.id}#{i}", doc_id=doc.id, position=i, title=doc.title, text=part)
+        for i, part in enumerate(parts)
+    ]
+
+
+def to_passages(
+    docs: Iterable[Document], max_tokens: int, overlap: int, tokenizer: object | None = None
+) -> Iterator[Passage]:
+    """Passages of every usable document; empty ones are skipped with a warning, never silently."""
+    seen: set[str] = set()
+    for doc in docs:
+        if not doc.text.strip():
+            log.warning("skipping empty document %r (%s)", doc.id, doc.source or "python object")
+            continue
+        if len(doc.text) > MAX_DOCUMENT_CHARS:
+            raise InputError(
+                f"document {doc.id!r} ({doc.source or 'python object'}) has {len(doc.text):,} "
+                f"characters, over the {MAX_DOCUMENT_CHARS:,} limit; split it into smaller files"
+            )
+        for p in split_document(doc, max_tokens, overlap, tokenizer):
+            if p.id in seen:
+                log.warning("duplicate passage id %r in the input; keeping the first", p.id)
+                continue
+            seen.add(p.id)
+            yield p
+
+
+def _read_text(path: Path) -> str:
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise InputError(
+            f"{path}: not valid UTF-8 (byte {e.start}: {data[e.start : e.start + 4]!r}); "
+            "re-encode it as UTF-8"
+        ) from e
+
+
+def _jsonl_documents(path: Path, text: str) -> Iterator[Document]:
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InputError(f"{path}:{lineno}: invalid JSON ({e.msg})") from e
+        if not isinstance(rec, dict) or not isinstance(rec.get("text"), str):
+            raise InputError(f"{path}:{lineno}: each line needs an object with a string 'text'")
+        title = str(rec.get("title") or "")
+        doc_id = str(rec.get("id") or content_hash(f"{title}\n{rec['text']}"))
+        yield Document(
+            id=doc_id, title=title, text=rec["text"], source=f"{path}:{lineno}", is_passage=True
+        )
+
+
+def _title_and_body(path: Path, text: str) -> tuple[str, str]:
+    """A leading Markdown heading is the title; otherwise the file name is."""
+    first, _, rest = text.lstrip().partition("\n")
+    if first.startswith("#"):
+        return first.lstrip("#").strip(), rest.strip()
+    return path.stem.replace("_", " ").strip(), text
+
+
+def iter_files(paths: Sequence[str | Path]) -> Iterator[Path]:
+    for raw in paths:
+        p = Path(raw)
+        if not p.exists():
+            raise InputError(f"{p}: no such file or directory")
+        if p.is_dir():
+            yield from sorted(
+                f
+                for f in p.rglob("*")
+                if f.is_file() and f.suffix.lower() in TEXT_SUFFIXES | JSONL_SUFFIXES
+            )
+        elif p.suffix.lower() in TEXT_SUFFIXES | JSONL_SUFFIXES:
+            yield p
+        else:
+            raise InputError(f"{p}: unsupported file type (use .txt, .md or .jsonl)")
+
+
+def load_documents(
+    paths: Sequence[str | Path], errors: list[str] | None = None
+) -> Iterator[Document]:
+    """Documents from files and folders (recursively).
+
+    With `errors` given, an unreadable file is reported there and skipped so one bad file does not
+    stop a large ingest; without it the first bad file raises `InputError`.
+    """
+    for path in iter_files(paths):
+        try:
+            text = _read_text(path)
+            if path.suffix.lower() in JSONL_SUFFIXES:
+                # Parse the whole file first: a bad line late in it must not leave a half-read file.
+                yield from list(_jsonl_documents(path, text))
+            else:
+                title, text = _title_and_body(path, text)
+                yield Document(id=str(path.as_posix()), title=title, text=text, source=str(path))
+        except InputError as e:
+            if errors is None:
+                raise
+            log.error("%s", e)
+            errors.append(str(e))

@@ -1,0 +1,1 @@
+"""Evaluation: benchmarks on multi-hop QA data, baselines and reference computations."""

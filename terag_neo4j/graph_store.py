@@ -1,0 +1,424 @@
+"""Graph-store stage: everything that reads or writes Neo4j.
+
+The Cypher lives in `cypher/*.cypher` (loaded here by name) so a person can paste the same
+statements into Neo4j Browser. Every statement takes parameters; nothing user-supplied is ever
+spliced into query text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from itertools import combinations
+from pathlib import Path
+from typing import Any, TypeVar
+
+import neo4j
+from neo4j import Driver, GraphDatabase, ManagedTransaction
+from neo4j.exceptions import (
+    AuthError,
+    ClientError,
+    ServiceUnavailable,
+    SessionExpired,
+    TransientError,
+)
+from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+from terag_neo4j.config import Settings
+from terag_neo4j.documents import Passage
+from terag_neo4j.extraction import Concept, Extraction
+
+log = logging.getLogger(__name__)
+
+NAMESPACE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+T = TypeVar("T")
+
+
+class GraphStoreError(RuntimeError):
+    """A Neo4j problem, phrased for the person who has to fix it."""
+
+
+class NamespaceNotFound(GraphStoreError):
+    pass
+
+
+_SOURCE_CYPHER = Path(__file__).resolve().parent.parent / "cypher"
+
+
+@cache
+def load_cypher(name: str) -> str:
+    """The text of `cypher/<name>.cypher`: from the source tree, else as packaged in a wheel."""
+    path = _SOURCE_CYPHER / f"{name}.cypher"
+    if path.is_file():
+        return path.read_text(encoding="utf-8")
+    return (
+        resources.files("terag_neo4j.cypher").joinpath(f"{name}.cypher").read_text(encoding="utf-8")
+    )
+
+
+def cypher_statements(name: str) -> list[str]:
+    """A multi-statement file split on `;` at line ends, comments removed."""
+    text = "\n".join(
+        line for line in load_cypher(name).splitlines() if not line.lstrip().startswith("//")
+    )
+    return [s.strip() for s in re.split(r";\s*\n", text) if s.strip().rstrip(";").strip()]
+
+
+def check_namespace(namespace: str) -> str:
+    if not NAMESPACE_RE.match(namespace):
+        raise ValueError(
+            f"invalid namespace {namespace!r}: use 1-64 letters, digits, '_' or '-', starting with a letter or digit"
+        )
+    return namespace
+
+
+def passage_uid(namespace: str, passage_id: str) -> str:
+    return f"{namespace}|{passage_id}"
+
+
+def concept_uid(namespace: str, concept: Concept) -> str:
+    return f"{namespace}|{concept.key}"
+
+
+def connect(settings: Settings) -> Driver:
+    """A verified driver for the configured Neo4j, or the local managed server when unset."""
+    uri, user, password = settings.neo4j_uri, settings.neo4j_user, settings.neo4j_password
+    if uri is None or password is None:
+        from terag_neo4j.server import neo4j as local
+
+        luri, luser, lpassword = local.connection(settings)
+        uri = uri or luri
+        user = user if settings.neo4j_uri else luser
+        password = password if password is not None else lpassword
+    driver = GraphDatabase.driver(uri, auth=(user, password))
+    try:
+        driver.verify_connectivity()
+    except AuthError as e:
+        driver.close()
+        raise GraphStoreError(
+            f"Neo4j at {uri} rejected user {user!r}: check NEO4J_USER / NEO4J_PASSWORD "
+            "(`terag server status` prints the local server's password)"
+        ) from e
+    except (ServiceUnavailable, OSError, ValueError) as e:
+        driver.close()
+        raise GraphStoreError(
+            f"cannot reach Neo4j at {uri}: start it with `terag server start` "
+            "(or `docker compose up -d neo4j`), or set NEO4J_URI"
+        ) from e
+    return driver
+
+
+_transient = retry(
+    retry=retry_if_exception_type((TransientError, ServiceUnavailable, SessionExpired)),
+    stop=stop_after_attempt(4),
+    wait=wait_exponential(multiplier=0.5, max=8),
+    reraise=True,
+)
+
+
+@dataclass
+class WriteStats:
+    passages: int = 0
+    concepts_touched: int = 0
+    has_passage: int = 0
+    cooccurrence_rows: int = 0
+    deleted_passages: int = 0
+
+
+@dataclass
+class NamespaceInfo:
+    name: str
+    version: int
+    passages: int
+    concepts: int
+    extractor: str | None = None
+    model: str | None = None
+    created: str | None = None
+    updated: str | None = None
+    entities: int = 0
+    has_passage: int = 0
+    co_occurrence: int = 0
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+def _pair_deltas(concept_lists: Sequence[Sequence[str]], sign: int) -> list[dict[str, Any]]:
+    # Aggregating in Python first turns N passages x k^2 pairs into one row per distinct pair.
+    counts: Counter[tuple[str, str]] = Counter()
+    for uids in concept_lists:
+        for a, b in combinations(sorted(set(uids)), 2):
+            counts[(a, b)] += 1
+    return [{"a": a, "b": b, "delta": sign * n} for (a, b), n in counts.items()]
+
+
+def _chunks(rows: Sequence[T], size: int) -> Iterator[Sequence[T]]:
+    for i in range(0, len(rows), size):
+        yield rows[i : i + size]
+
+
+class GraphStore:
+    def __init__(self, driver: Driver, database: str = "neo4j", write_batch: int = 1000) -> None:
+        self.driver = driver
+        self.database = database
+        self.write_batch = write_batch
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> GraphStore:
+        return cls(connect(settings), settings.neo4j_database, settings.write_batch)
+
+    def close(self) -> None:
+        self.driver.close()
+
+    def __enter__(self) -> GraphStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ plumbing
+
+    def session(self) -> neo4j.Session:
+        return self.driver.session(database=self.database)
+
+    @_transient
+    def read(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        with self.session() as s:
+            return s.execute_read(
+                lambda tx: [r.data() for r in tx.run(load_cypher(name), **params)]
+            )
+
+    def write_tx(self, fn: Callable[[ManagedTransaction], T]) -> T:
+        # The driver already retries a transaction function on transient errors; this adds
+        # retries for a connection lost between sessions (a restarting server).
+        @_transient
+        def run() -> T:
+            with self.session() as s:
+                return s.execute_write(fn)
+
+        result: T = run()
+        return result
+
+    def ensure_schema(self) -> None:
+        with self.session() as s:
+            for stmt in cypher_statements("schema"):
+                try:
+                    s.run(stmt).consume()
+                except ClientError as e:
+                    # An equivalent index under another name (made by hand) is not an error.
+                    if "EquivalentSchemaRule" not in (e.code or ""):
+                        raise
+
+    # ------------------------------------------------------------------ writes
+
+    def existing_hashes(self, namespace: str, passage_ids: Sequence[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for chunk in _chunks(list(passage_ids), 5000):
+            uids = [passage_uid(namespace, pid) for pid in chunk]
+            out.update({r["id"]: r["hash"] for r in self.read("existing_passages", uids=uids)})
+        return out
+
+    def write_passages(
+        self,
+        namespace: str,
+        passages: Sequence[Passage],
+        extractions: Sequence[Extraction],
+        passage_vectors: Sequence[Sequence[float]],
+        concept_vectors: dict[str, Sequence[float]],
+    ) -> WriteStats:
+        """Add passages with their concepts in ONE transaction.
+
+        Inside it, passages already present with the same hash are skipped and changed ones are
+        replaced, so a rerun (even after a crash between batches) never counts a passage twice.
+        """
+        by_id = {e.passage_id: e for e in extractions}
+        vec_by_id = {p.id: v for p, v in zip(passages, passage_vectors, strict=True)}
+
+        def work(tx: ManagedTransaction) -> WriteStats:
+            stats = WriteStats()
+            tx.run(load_cypher("lock_namespace"), namespace=namespace).consume()
+            uids = [passage_uid(namespace, p.id) for p in passages]
+            present = {
+                r["id"]: r["hash"] for r in tx.run(load_cypher("existing_passages"), uids=uids)
+            }
+            changed = [p for p in passages if p.id in present and present[p.id] != p.hash]
+            if changed:
+                stats.deleted_passages += _delete_passages_tx(
+                    tx, [passage_uid(namespace, p.id) for p in changed]
+                )
+            new = [p for p in passages if present.get(p.id) != p.hash]
+            if not new:
+                return stats
+            concept_rows: dict[str, dict[str, Any]] = {}
+            links: list[dict[str, Any]] = []
+            for p in new:
+                cuids = []
+                for c in by_id[p.id].concepts:
+                    cu = concept_uid(namespace, c)
+                    cuids.append(cu)
+                    if cu not in concept_rows:
+                        concept_rows[cu] = {
+                            "uid": cu,
+                            "key": c.key,
+                            "type": c.type,
+                            "norm": c.norm,
+                            "name": c.name,
+                            "kind": "entity" if c.is_entity else "concept",
+                            "embedding": list(map(float, concept_vectors[c.key])),
+                        }
+                links.append({"passage": passage_uid(namespace, p.id), "concepts": cuids})
+            prow = [
+                {
+                    "uid": passage_uid(namespace, p.id),
+                    "id": p.id,
+                    "doc_id": p.doc_id,
+                    "position": p.position,
+                    "title": p.title,
+                    "text": p.text,
+                    "hash": p.hash,
+                    "concept_count": len(by_id[p.id].concepts),
+                    "embedding": list(map(float, vec_by_id[p.id])),
+                }
+                for p in new
+            ]
+            for rows in _chunks(prow, self.write_batch):
+                tx.run(load_cypher("upsert_passages"), rows=rows, namespace=namespace).consume()
+            crow = list(concept_rows.values())
+            for rows in _chunks(crow, self.write_batch):
+                tx.run(load_cypher("upsert_concepts"), rows=rows, namespace=namespace).consume()
+            for rows in _chunks(links, self.write_batch):
+                tx.run(load_cypher("link_passages"), rows=rows).consume()
+            pairs = _pair_deltas([link["concepts"] for link in links], +1)
+            for rows in _chunks(pairs, self.write_batch * 5):
+                tx.run(load_cypher("add_cooccurrence"), rows=rows).consume()
+            for freq_uids in _chunks(list(concept_rows), self.write_batch * 5):
+                tx.run(load_cypher("update_frequency"), uids=freq_uids).consume()
+            stats.passages = len(new)
+            stats.concepts_touched = len(concept_rows)
+            stats.has_passage = sum(len(link["concepts"]) for link in links)
+            stats.cooccurrence_rows = len(pairs)
+            return stats
+
+        return self.write_tx(work)
+
+    def bump_version(self, namespace: str, meta: dict[str, Any] | None = None) -> int:
+        def work(tx: ManagedTransaction) -> int:
+            tx.run(load_cypher("lock_namespace"), namespace=namespace).consume()
+            rec = tx.run(load_cypher("bump_version"), namespace=namespace, meta=meta or {}).single()
+            return int(rec["version"]) if rec else 0
+
+        return self.write_tx(work)
+
+    def record_run(self, namespace: str, run: dict[str, Any]) -> None:
+        self.write_tx(
+            lambda tx: tx.run(load_cypher("record_run"), namespace=namespace, run=run).consume()
+        )
+
+    def delete_document(self, namespace: str, doc_id: str) -> int:
+        """Remove a document's passages, concepts left without passages, and fix all counts."""
+        self.require_namespace(namespace)
+
+        def work(tx: ManagedTransaction) -> int:
+            tx.run(load_cypher("lock_namespace"), namespace=namespace).consume()
+            uids = [
+                r["uid"]
+                for r in tx.run(
+                    load_cypher("document_passages"), namespace=namespace, doc_id=doc_id
+                )
+            ]
+            return _delete_passages_tx(tx, uids)
+
+        n = self.write_tx(work)
+        if n:
+            self.bump_version(namespace)
+        return n
+
+    def drop_namespace(self, namespace: str) -> None:
+        with self.session() as s:
+            s.run(load_cypher("drop_namespace"), namespace=namespace).consume()
+            s.run(load_cypher("delete_namespace_node"), namespace=namespace).consume()
+
+    # ------------------------------------------------------------------ reads
+
+    def namespaces(self) -> list[NamespaceInfo]:
+        return [
+            NamespaceInfo(
+                name=r["name"],
+                version=r["version"] or 0,
+                passages=r["passages"] or 0,
+                concepts=r["concepts"] or 0,
+                extractor=r["extractor"],
+                model=r["model"],
+                created=r["created"],
+                updated=r["updated"],
+                input_tokens=r["input_tokens"] or 0,
+                output_tokens=r["output_tokens"] or 0,
+            )
+            for r in self.read("namespaces")
+        ]
+
+    def require_namespace(self, namespace: str) -> None:
+        check_namespace(namespace)
+        if not self.read("describe_namespace", namespace=namespace):
+            known = ", ".join(n.name for n in self.namespaces()) or "none yet"
+            raise NamespaceNotFound(
+                f"namespace {namespace!r} does not exist (known: {known}); index documents into it first"
+            )
+
+    def describe(self, namespace: str) -> NamespaceInfo:
+        check_namespace(namespace)
+        rows = self.read("describe_namespace", namespace=namespace)
+        if not rows:
+            self.require_namespace(namespace)
+        r = rows[0]
+        runs = [
+            {k: (str(v) if hasattr(v, "iso_format") else v) for k, v in run.items()}
+            for run in r["runs"]
+        ]
+        return NamespaceInfo(
+            name=r["name"],
+            version=r["version"] or 0,
+            passages=r["passages"],
+            concepts=r["concepts"],
+            extractor=r["extractor"],
+            model=r["model"],
+            created=r["created"],
+            updated=r["updated"],
+            entities=r["entities"],
+            has_passage=r["has_passage"],
+            co_occurrence=r["co_occurrence"],
+            runs=runs,
+            input_tokens=sum(int(x.get("input_tokens") or 0) for x in runs),
+            output_tokens=sum(int(x.get("output_tokens") or 0) for x in runs),
+        )
+
+    def fingerprint(self, namespace: str) -> str:
+        """A hash of the whole namespace graph: equal before and after an idempotent re-ingest."""
+        rows = self.read("fingerprint", namespace=namespace)
+        h = hashlib.sha256()
+        for part in ("passages", "concepts", "links", "cooc"):
+            for item in sorted(rows[0][part]):
+                h.update(item.encode())
+                h.update(b"\n")
+            h.update(b"|")
+        return h.hexdigest()
+
+
+def _delete_passages_tx(tx: ManagedTransaction, uids: Sequence[str]) -> int:
+    if not uids:
+        return 0
+    rows = [r.data() for r in tx.run(load_cypher("passage_concepts"), uids=list(uids))]
+    lists = [r["concepts"] for r in rows]
+    for chunk in _chunks(_pair_deltas(lists, -1), 5000):
+        tx.run(load_cypher("add_cooccurrence"), rows=chunk).consume()
+    tx.run(load_cypher("delete_passages"), uids=list(uids)).consume()
+    touched = sorted({c for cs in lists for c in cs})
+    for chunk in _chunks(touched, 5000):
+        tx.run(load_cypher("update_frequency"), uids=chunk).consume()
+    return len(rows)

@@ -1,0 +1,196 @@
+"""Indexing pipeline: documents -> passages -> extraction -> embeddings -> Neo4j.
+
+Work goes in batches, each written in one transaction, so an interrupted ingest leaves a graph
+that is consistent up to the last batch; the extraction cache keeps what was paid for after it,
+and a rerun only does what is missing.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from tqdm import tqdm
+
+from terag_neo4j.config import Settings
+from terag_neo4j.documents import Document, Passage, to_passages
+from terag_neo4j.embeddings import CachedEmbedder
+from terag_neo4j.extraction import Extraction, ExtractionCache, Extractor, extract_with_cache
+from terag_neo4j.graph_store import GraphStore, GraphStoreError, check_namespace
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class IngestReport:
+    run_id: str
+    namespace: str
+    extractor: str
+    model: str
+    passages_total: int = 0
+    passages_new: int = 0
+    passages_unchanged: int = 0
+    passages_replaced: int = 0
+    passages_without_concepts: int = 0
+    extracted_fresh: int = 0
+    extracted_cached: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    concepts_touched: int = 0
+    has_passage: int = 0
+    cooccurrence_rows: int = 0
+    extraction_s: float = 0.0
+    embedding_s: float = 0.0
+    write_s: float = 0.0
+    total_s: float = 0.0
+    started: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def input_per_passage(self) -> float:
+        return self.input_tokens / self.extracted_fresh if self.extracted_fresh else 0.0
+
+    @property
+    def output_per_passage(self) -> float:
+        return self.output_tokens / self.extracted_fresh if self.extracted_fresh else 0.0
+
+    @property
+    def passages_per_s(self) -> float:
+        return self.passages_new / self.total_s if self.total_s else 0.0
+
+    def to_record(self) -> dict[str, Any]:
+        """Flat properties for the persisted `IngestRun` node."""
+        rec = {k: v for k, v in asdict(self).items() if k != "warnings"}
+        rec["warning_count"] = len(self.warnings)
+        rec["input_per_passage"] = round(self.input_per_passage, 2)
+        rec["output_per_passage"] = round(self.output_per_passage, 2)
+        rec["passages_per_s"] = round(self.passages_per_s, 2)
+        return rec
+
+    def summary(self) -> str:
+        return (
+            f"ingest {self.run_id} into {self.namespace!r} ({self.extractor}/{self.model}): "
+            f"{self.passages_total} passages, {self.passages_new} written "
+            f"({self.passages_replaced} replaced), {self.passages_unchanged} unchanged, "
+            f"{self.passages_without_concepts} without concepts\n"
+            f"  tokens: {self.input_tokens} in / {self.output_tokens} out over "
+            f"{self.extracted_fresh} fresh extractions ({self.extracted_cached} from cache) = "
+            f"{self.input_per_passage:.1f} in / {self.output_per_passage:.1f} out per passage\n"
+            f"  time: {self.total_s:.1f}s (extract {self.extraction_s:.1f}s, embed "
+            f"{self.embedding_s:.1f}s, write {self.write_s:.1f}s) = {self.passages_per_s:.1f} passages/s; "
+            f"{self.has_passage} HAS_PASSAGE, {self.cooccurrence_rows} CO_OCCURRENCE updates"
+        )
+
+
+class Indexer:
+    def __init__(
+        self,
+        settings: Settings,
+        store: GraphStore,
+        extractor: Extractor,
+        embedder: CachedEmbedder,
+        cache: ExtractionCache,
+        batch_passages: int = 512,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.extractor = extractor
+        self.embedder = embedder
+        self.cache = cache
+        self.batch_passages = batch_passages
+
+    def index(
+        self,
+        documents: Iterable[Document],
+        namespace: str | None = None,
+        progress: bool = True,
+    ) -> IngestReport:
+        ns = check_namespace(namespace or self.settings.namespace)
+        t0 = time.perf_counter()
+        report = IngestReport(
+            run_id=f"{ns}-{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}",
+            namespace=ns,
+            extractor=self.extractor.name,
+            model=self.extractor.model,
+            started=datetime.now(UTC).isoformat(timespec="seconds"),
+        )
+        passages = list(
+            to_passages(documents, self.settings.chunk_tokens, self.settings.chunk_overlap)
+        )
+        report.passages_total = len(passages)
+        if not passages:
+            report.warnings.append("no passages: every document was empty")
+            log.warning("nothing to index into %r: every document was empty", ns)
+            return report
+        self.store.ensure_schema()
+        existing = self.store.existing_hashes(ns, [p.id for p in passages])
+        todo = [p for p in passages if existing.get(p.id) != p.hash]
+        report.passages_unchanged = len(passages) - len(todo)
+        report.passages_replaced = sum(1 for p in todo if p.id in existing)
+        if report.passages_unchanged:
+            log.info(
+                "%d passages already indexed unchanged; skipping them", report.passages_unchanged
+            )
+        bar = tqdm(
+            total=len(todo), desc=f"indexing {ns}", unit="passage", disable=not progress or not todo
+        )
+        try:
+            for i in range(0, len(todo), self.batch_passages):
+                self._batch(ns, todo[i : i + self.batch_passages], report, bar)
+        finally:
+            bar.close()
+        if todo:
+            self.store.bump_version(
+                ns, {"extractor": self.extractor.name, "model": self.extractor.model}
+            )
+        report.total_s = time.perf_counter() - t0
+        self.store.record_run(ns, report.to_record())
+        log.info("%s", report.summary())
+        return report
+
+    def _batch(
+        self, ns: str, batch: Sequence[Passage], report: IngestReport, bar: tqdm[Any]
+    ) -> None:
+        t = time.perf_counter()
+        extractions: list[Extraction] = extract_with_cache(
+            self.extractor, batch, self.cache, report.run_id, progress=bar
+        )
+        report.extraction_s += time.perf_counter() - t
+        for e in extractions:
+            report.input_tokens += e.input_tokens
+            report.output_tokens += e.output_tokens
+            report.extracted_cached += e.cached
+            report.extracted_fresh += not e.cached
+            report.passages_without_concepts += not e.concepts
+            report.warnings.extend(e.warnings)
+
+        t = time.perf_counter()
+        pvecs = self.embedder.embed([p.content for p in batch])
+        names = {c.key: c.name for e in extractions for c in e.concepts}
+        keys = sorted(names)
+        cvecs = self.embedder.embed([names[k] for k in keys])
+        report.embedding_s += time.perf_counter() - t
+
+        t = time.perf_counter()
+        try:
+            stats = self.store.write_passages(
+                ns, batch, extractions, pvecs.tolist(), dict(zip(keys, cvecs.tolist(), strict=True))
+            )
+        except GraphStoreError:
+            raise
+        except Exception as e:  # the driver's own errors, after its retries
+            raise GraphStoreError(
+                f"writing to Neo4j failed after {report.passages_new} passages of this run "
+                f"({type(e).__name__}: {e}); extractions are cached, so rerunning the same "
+                "command completes the graph without paying for them again"
+            ) from e
+        report.write_s += time.perf_counter() - t
+        report.passages_new += stats.passages
+        report.concepts_touched += stats.concepts_touched
+        report.has_passage += stats.has_passage
+        report.cooccurrence_rows += stats.cooccurrence_rows

@@ -1,0 +1,394 @@
+"""The one LLM entry point of the project: Ollama chat calls with a token ledger.
+
+Token counts are the server's own: ``prompt_eval_count`` (input) and ``eval_count`` (output).
+In Ollama v0.17.4 both runners set ``prompt_eval_count`` to the length of the whole prompt when
+the request arrives, before KV-cache reuse trims what is actually evaluated, so a cached prompt
+still reports its full length (checked on the server: identical requests report identical counts);
+the field is left out of the JSON only when it is 0. A missing count is therefore recorded as 0,
+with a warning, because it can only mean an empty prompt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+import httpx
+import ollama
+from tenacity import (
+    AsyncRetrying,
+    RetryError,
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential,
+)
+
+from terag_neo4j.config import Settings
+
+log = logging.getLogger(__name__)
+
+DEFAULT_RETRY_BACKOFF_S = 0.5
+MAX_RETRY_WAIT_S = 8.0
+
+
+class Stage(StrEnum):
+    EXTRACTION = "index_extraction"
+    QUERY_NER = "query_ner"
+    ANSWER = "answer"
+
+
+@dataclass(frozen=True)
+class Message:
+    role: str
+    content: str
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    input_tokens: int
+    output_tokens: int
+    duration_s: float  # wall clock of the successful request, as the caller waited for it
+    model: str
+    done_reason: str | None
+    prompt_eval_s: float | None = None  # server-side time spent on the prompt
+    eval_s: float | None = None  # server-side time spent generating
+
+
+@dataclass(frozen=True)
+class LLMCall:
+    stage: Stage
+    run_id: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    duration_s: float
+    items: int
+
+
+@dataclass(frozen=True)
+class TokenTotals:
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    items: int
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    @property
+    def input_per_item(self) -> float:
+        return self.input_tokens / self.items if self.items else 0.0
+
+    @property
+    def output_per_item(self) -> float:
+        return self.output_tokens / self.items if self.items else 0.0
+
+
+def _sum(calls: Sequence[LLMCall]) -> TokenTotals:
+    return TokenTotals(
+        calls=len(calls),
+        input_tokens=sum(c.input_tokens for c in calls),
+        output_tokens=sum(c.output_tokens for c in calls),
+        items=sum(c.items for c in calls),
+    )
+
+
+class TokenLedger:
+    """Every LLM call of a process, by stage and run; safe to share between threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._calls: list[LLMCall] = []
+
+    def record(self, call: LLMCall) -> None:
+        with self._lock:
+            self._calls.append(call)
+
+    @property
+    def calls(self) -> list[LLMCall]:
+        with self._lock:
+            return list(self._calls)
+
+    def totals(self, stage: Stage | None = None, run_id: str | None = None) -> TokenTotals:
+        return _sum(
+            [
+                c
+                for c in self.calls
+                if (stage is None or c.stage == stage) and (run_id is None or c.run_id == run_id)
+            ]
+        )
+
+    def by_stage(self, run_id: str | None = None) -> dict[Stage, TokenTotals]:
+        calls = [c for c in self.calls if run_id is None or c.run_id == run_id]
+        return {
+            stage: _sum([c for c in calls if c.stage == stage])
+            for stage in Stage
+            if any(c.stage == stage for c in calls)
+        }
+
+    def summary(self, run_id: str | None = None) -> str:
+        header = (
+            f"{'stage':<18}{'calls':>7}{'items':>7}{'input':>10}{'output':>10}"
+            f"{'in/item':>10}{'out/item':>10}"
+        )
+        rows = [header, "-" * len(header)]
+        stages: list[tuple[str, TokenTotals]] = [
+            (str(stage), totals) for stage, totals in self.by_stage(run_id).items()
+        ]
+        stages.append(("total", self.totals(run_id=run_id)))
+        for name, t in stages:
+            rows.append(
+                f"{name:<18}{t.calls:>7}{t.items:>7}{t.input_tokens:>10}{t.output_tokens:>10}"
+                f"{t.input_per_item:>10.1f}{t.output_per_item:>10.1f}"
+            )
+        return "\n".join(rows)
+
+
+class LLMError(RuntimeError):
+    """An LLM call failed for a reason retrying does not fix."""
+
+
+class ModelNotFoundError(LLMError):
+    pass
+
+
+class LLMUnavailableError(LLMError):
+    """The server could not be reached or stayed busy through every retry."""
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Errors worth retrying: the server is down, restarting, overloaded or slow."""
+    if isinstance(exc, ollama.ResponseError):
+        return exc.status_code >= 500 or exc.status_code == 429
+    # The ollama client turns httpx.ConnectError into the builtin ConnectionError; resets and
+    # refusals raised below it are ConnectionError subclasses too.
+    return isinstance(
+        exc,
+        ConnectionError | httpx.TimeoutException | httpx.NetworkError | httpx.RemoteProtocolError,
+    )
+
+
+def _messages(messages: Sequence[Message] | str) -> list[dict[str, str]]:
+    if isinstance(messages, str):
+        return [{"role": "user", "content": messages}]
+    return [{"role": m.role, "content": m.content} for m in messages]
+
+
+def _seconds(nanoseconds: int | None) -> float | None:
+    return nanoseconds / 1e9 if nanoseconds else None
+
+
+class OllamaLLM:
+    """Chat completions from one Ollama model with bounded concurrency, retries and a ledger.
+
+    ``transport``/``async_transport`` exist for unit tests with a fake HTTP transport only.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        ledger: TokenLedger | None = None,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        async_transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.settings = settings
+        self.ledger = ledger if ledger is not None else TokenLedger()
+        self.model = settings.llm_model
+        self.host = settings.ollama_host
+        self._retry_backoff_s = float(
+            getattr(settings, "llm_retry_backoff_s", DEFAULT_RETRY_BACKOFF_S)
+        )
+        self._client = ollama.Client(
+            host=self.host, timeout=settings.llm_timeout_s, transport=transport
+        )
+        self._async_transport = async_transport
+        self._semaphore = threading.BoundedSemaphore(max(1, settings.llm_concurrency))
+        self._async_state: dict[int, tuple[ollama.AsyncClient, asyncio.Semaphore]] = {}
+
+    # ---------------------------------------------------------------- helpers
+
+    @property
+    def attempts(self) -> int:
+        return max(1, self.settings.llm_retries + 1)
+
+    def _retry_kwargs(self) -> dict[str, Any]:
+        return {
+            "retry": retry_if_exception(is_transient),
+            "stop": stop_after_attempt(self.attempts),
+            "wait": wait_exponential(
+                multiplier=self._retry_backoff_s, min=self._retry_backoff_s, max=MAX_RETRY_WAIT_S
+            ),
+            "reraise": False,
+            "before_sleep": self._log_retry,
+        }
+
+    def _log_retry(self, state: Any) -> None:
+        exc = state.outcome.exception() if state.outcome else None
+        log.warning(
+            "Ollama call to %s failed (%s), attempt %d/%d; retrying",
+            self.host, exc, state.attempt_number, self.attempts,
+        )  # fmt: skip
+
+    def _options(self, max_tokens: int | None) -> dict[str, Any]:
+        return {
+            "temperature": self.settings.llm_temperature,
+            "num_ctx": self.settings.llm_num_ctx,
+            "num_predict": max_tokens if max_tokens is not None else self.settings.llm_max_tokens,
+        }
+
+    def _translate(self, exc: BaseException) -> LLMError:
+        if isinstance(exc, ollama.ResponseError) and exc.status_code == 404:
+            return ModelNotFoundError(
+                f"Ollama model {self.model!r} not found at {self.host} ({exc.error}). "
+                f"`terag ollama start` builds a local server and creates it from the packaged "
+                f"SmolLM2 GGUF; for another model run `ollama pull {self.model}`."
+            )
+        if is_transient(exc):
+            return LLMUnavailableError(
+                f"Ollama at {self.host} unavailable after {self.attempts} attempts: "
+                f"{type(exc).__name__}: {exc}. "
+                "Start it with `terag ollama start` or set OLLAMA_HOST."
+            )
+        return LLMError(f"Ollama call to {self.host} with model {self.model!r} failed: {exc}")
+
+    def _finish(
+        self, response: ollama.ChatResponse, started: float, stage: Stage, run_id: str, items: int
+    ) -> Completion:
+        duration = time.perf_counter() - started
+        if response.prompt_eval_count is None:
+            log.warning("Ollama reported no prompt_eval_count; recording 0 input tokens")
+        completion = Completion(
+            text=response.message.content or "",
+            input_tokens=response.prompt_eval_count or 0,
+            output_tokens=response.eval_count or 0,
+            duration_s=duration,
+            model=response.model or self.model,
+            done_reason=response.done_reason,
+            prompt_eval_s=_seconds(response.prompt_eval_duration),
+            eval_s=_seconds(response.eval_duration),
+        )
+        self.ledger.record(
+            LLMCall(
+                stage=Stage(stage),
+                run_id=run_id,
+                model=completion.model,
+                input_tokens=completion.input_tokens,
+                output_tokens=completion.output_tokens,
+                duration_s=duration,
+                items=items,
+            )
+        )
+        return completion
+
+    # ---------------------------------------------------------------- API
+
+    def complete(
+        self,
+        messages: Sequence[Message] | str,
+        *,
+        stage: Stage,
+        run_id: str = "default",
+        items: int = 1,
+        max_tokens: int | None = None,
+    ) -> Completion:
+        payload = _messages(messages)
+        options = self._options(max_tokens)
+        with self._semaphore:
+            try:
+                for attempt in Retrying(**self._retry_kwargs()):
+                    with attempt:
+                        started = time.perf_counter()
+                        response = self._client.chat(
+                            model=self.model, messages=payload, options=options, stream=False
+                        )
+            except RetryError as exc:
+                raise self._translate(exc.last_attempt.exception() or exc) from exc
+            except (ollama.ResponseError, ConnectionError, httpx.HTTPError) as exc:
+                raise self._translate(exc) from exc
+        return self._finish(response, started, stage, run_id, items)
+
+    def _async_for_loop(self) -> tuple[ollama.AsyncClient, asyncio.Semaphore]:
+        # httpx async clients and asyncio semaphores belong to one event loop.
+        loop_id = id(asyncio.get_running_loop())
+        state = self._async_state.get(loop_id)
+        if state is None:
+            client = ollama.AsyncClient(
+                host=self.host, timeout=self.settings.llm_timeout_s, transport=self._async_transport
+            )
+            state = (client, asyncio.Semaphore(max(1, self.settings.llm_concurrency)))
+            self._async_state[loop_id] = state
+        return state
+
+    async def acomplete(
+        self,
+        messages: Sequence[Message] | str,
+        *,
+        stage: Stage,
+        run_id: str = "default",
+        items: int = 1,
+        max_tokens: int | None = None,
+    ) -> Completion:
+        payload = _messages(messages)
+        options = self._options(max_tokens)
+        client, semaphore = self._async_for_loop()
+        async with semaphore:
+            try:
+                async for attempt in AsyncRetrying(**self._retry_kwargs()):
+                    with attempt:
+                        started = time.perf_counter()
+                        response = await client.chat(
+                            model=self.model, messages=payload, options=options, stream=False
+                        )
+            except RetryError as exc:
+                raise self._translate(exc.last_attempt.exception() or exc) from exc
+            except (ollama.ResponseError, ConnectionError, httpx.HTTPError) as exc:
+                raise self._translate(exc) from exc
+        return self._finish(response, started, stage, run_id, items)
+
+    def check_model(self) -> None:
+        """Fail fast before a long run: the server answers and has the configured model."""
+        try:
+            for attempt in Retrying(**self._retry_kwargs()):
+                with attempt:
+                    self._client.show(self.model)
+        except RetryError as exc:
+            raise self._translate(exc.last_attempt.exception() or exc) from exc
+        except (ollama.ResponseError, ConnectionError, httpx.HTTPError) as exc:
+            raise self._translate(exc) from exc
+
+    def map(
+        self,
+        prompts: Sequence[Sequence[Message] | str],
+        *,
+        stage: Stage,
+        run_id: str = "default",
+        items_per_prompt: int = 1,
+        max_tokens: int | None = None,
+    ) -> list[Completion]:
+        """Complete every prompt, `llm_concurrency` at a time; results keep the prompts' order."""
+        if not prompts:
+            return []
+        workers = max(1, min(self.settings.llm_concurrency, len(prompts)))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ollama") as pool:
+            return list(
+                pool.map(
+                    lambda p: self.complete(
+                        p, stage=stage, run_id=run_id, items=items_per_prompt, max_tokens=max_tokens
+                    ),
+                    prompts,
+                )
+            )
+
+    def close(self) -> None:
+        self._client.close()  # type: ignore[no-untyped-call]  # ollama leaves it unannotated

@@ -1,0 +1,422 @@
+"""Retrieval stage (TERAG §4.3): query NER -> concept matching -> restart vector -> GDS
+personalised PageRank -> top passages -> (optionally) a short answer.
+
+Restart vector (eqs. 3-5): w(u) = s(u) / f(u) with s = 1 for an exact match and the cosine
+similarity for a semantic one, f = number of passages the concept occurs in; weights are
+normalised within the exact group and within the semantic group.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from neo4j.exceptions import ClientError
+
+from terag_neo4j.config import Settings
+from terag_neo4j.embeddings import CachedEmbedder, Embedder
+from terag_neo4j.extraction import Concept, Extractor, normalize_name
+from terag_neo4j.graph_store import GraphStore, GraphStoreError, check_namespace
+from terag_neo4j.llm import Message, OllamaLLM, Stage
+
+log = logging.getLogger(__name__)
+
+MIN_GDS = (2, 17)
+MatchKind = Literal["exact", "semantic"]
+Mode = Literal["pagerank", "dense", "hybrid"]
+
+
+class RetrievalError(ValueError):
+    """A query that cannot be answered as asked; the message says why."""
+
+
+@dataclass(frozen=True)
+class MatchedConcept:
+    entity: str
+    uid: str
+    key: str
+    name: str
+    type: str
+    match: MatchKind
+    similarity: float
+    frequency: int
+    weight: float = 0.0
+
+
+@dataclass(frozen=True)
+class RetrievedPassage:
+    id: str
+    doc_id: str
+    title: str
+    text: str
+    score: float
+
+
+@dataclass
+class RetrievalResult:
+    query: str
+    namespace: str
+    entities: list[str]
+    matches: list[MatchedConcept]
+    passages: list[RetrievedPassage]
+    mode: Mode
+    fallback_reason: str | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass
+class AnswerResult:
+    answer: str
+    retrieval: RetrievalResult
+    input_tokens: int
+    output_tokens: int
+
+
+def restart_weights(
+    matches: Sequence[MatchedConcept], weighting: Literal["s_over_f", "inv_f"] = "s_over_f"
+) -> list[MatchedConcept]:
+    """Eqs. 3-5. A concept matched by several entities keeps its strongest match.
+
+    `inv_f` drops the similarity (s = 1 everywhere): the paper's Table 5 ablation.
+    """
+    best: dict[str, MatchedConcept] = {}
+    for m in matches:
+        cur = best.get(m.uid)
+        if cur is None or (m.match == "exact", m.similarity) > (
+            cur.match == "exact",
+            cur.similarity,
+        ):
+            best[m.uid] = m
+    out: list[MatchedConcept] = []
+    for kind in ("exact", "semantic"):
+        group = [m for m in best.values() if m.match == kind]
+        raw = [
+            (1.0 if kind == "exact" or weighting == "inv_f" else max(m.similarity, 0.0))
+            / max(m.frequency, 1)
+            for m in group
+        ]
+        total = sum(raw)
+        for m, w in zip(group, raw, strict=True):
+            out.append(_with_weight(m, w / total if total > 0 else 0.0))
+    return [m for m in out if m.weight > 0]
+
+
+def _with_weight(m: MatchedConcept, w: float) -> MatchedConcept:
+    return MatchedConcept(
+        m.entity, m.uid, m.key, m.name, m.type, m.match, m.similarity, m.frequency, w
+    )
+
+
+def _passage(r: dict[str, Any]) -> RetrievedPassage:
+    return RetrievedPassage(
+        r["id"], r["doc_id"], r["title"] or "", r["text"] or "", float(r["score"])
+    )
+
+
+class Retriever:
+    def __init__(
+        self,
+        settings: Settings,
+        store: GraphStore,
+        query_extractor: Extractor,
+        embedder: Embedder | CachedEmbedder,
+        llm: OllamaLLM | None = None,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.extractor = query_extractor
+        self.embedder = embedder
+        self.llm = llm
+        self._project_lock = threading.Lock()
+        self._gds_checked = False
+
+    # ------------------------------------------------------------------ GDS projection
+
+    def check_gds(self) -> str:
+        if self._gds_checked:
+            return "ok"
+        try:
+            version = str(self.store.read("gds_version")[0]["version"])
+        except ClientError as e:
+            raise GraphStoreError(
+                "the Graph Data Science plugin is not installed in this Neo4j "
+                "(gds.version() is unknown); `terag server start` provisions it, "
+                "docker-compose.yml enables it with NEO4J_PLUGINS"
+            ) from e
+        parts = tuple(int(x) for x in version.split(".")[:2] if x.isdigit())
+        if parts < MIN_GDS:
+            raise GraphStoreError(
+                f"GDS {version} is too old: weighted sourceNodes need GDS >= 2.17"
+            )
+        self._gds_checked = True
+        return version
+
+    def graph_name(self, namespace: str, version: int, orientation: str | None = None) -> str:
+        return f"terag_{namespace}_{orientation or self.settings.orientation}_v{version}"
+
+    def ensure_projection(self, namespace: str, orientation: str | None = None) -> str:
+        """The namespace's in-memory graph for the current version, projected once and reused.
+
+        Indexing bumps the namespace version, so a stale projection is never used; the old one is
+        dropped when the new one is built.
+        """
+        rows = self.store.read("namespace_version", namespace=namespace)
+        if not rows:
+            self.store.require_namespace(namespace)
+        version = int(rows[0]["version"] or 0)
+        orient = orientation or self.settings.orientation
+        name = self.graph_name(namespace, version, orient)
+        prefix = f"terag_{namespace}_{orient}_v"
+        existing = {r["graphName"] for r in self.store.read("gds_graphs", prefix=prefix)}
+        if name in existing:
+            return name
+        with self._project_lock:
+            existing = {r["graphName"] for r in self.store.read("gds_graphs", prefix=prefix)}
+            if name not in existing:
+                t = time.perf_counter()
+                try:
+                    with self.store.session() as s:
+                        rec = s.run(
+                            self.store_cypher(f"project_{orient}"), namespace=namespace, graph=name
+                        ).single()
+                    log.info(
+                        "projected %s: %s nodes, %s relationships in %.2fs",
+                        name,
+                        rec and rec["nodes"],
+                        rec and rec["relationships"],
+                        time.perf_counter() - t,
+                    )
+                except ClientError as e:
+                    # Another process projected it first: that is what we wanted.
+                    if "already exists" not in str(e):
+                        raise
+            for old in existing - {name}:
+                with self.store.session() as s:
+                    s.run(self.store_cypher("gds_drop"), graph=old).consume()
+        return name
+
+    def drop_projections(self, namespace: str) -> None:
+        for r in self.store.read("gds_graphs", prefix=f"terag_{namespace}_"):
+            with self.store.session() as s:
+                s.run(self.store_cypher("gds_drop"), graph=r["graphName"]).consume()
+
+    @staticmethod
+    def store_cypher(name: str) -> str:
+        from terag_neo4j.graph_store import load_cypher
+
+        return load_cypher(name)
+
+    # ------------------------------------------------------------------ stages
+
+    def query_entities(self, query: str, run_id: str) -> tuple[list[Concept], int, int]:
+        concepts, tin, tout = self.extractor.extract_query(query, run_id)
+        return list(concepts), tin, tout
+
+    def match(
+        self, namespace: str, query: str, entities: Sequence[Concept]
+    ) -> list[MatchedConcept]:
+        norms = sorted({c.norm for c in entities if c.norm})
+        exact_rows = (
+            self.store.read("match_exact", namespace=namespace, norms=norms) if norms else []
+        )
+        by_norm: dict[str, list[dict[str, Any]]] = {}
+        for r in exact_rows:
+            by_norm.setdefault(r["norm"], []).append(r)
+        matches: list[MatchedConcept] = []
+        unmatched: list[Concept] = []
+        for c in entities:
+            rows = by_norm.get(c.norm)
+            if not rows:
+                unmatched.append(c)
+                continue
+            matches += [
+                MatchedConcept(
+                    c.name, r["uid"], r["key"], r["name"], r["type"], "exact", 1.0, r["frequency"]
+                )
+                for r in rows
+            ]
+        if unmatched:
+            if self.settings.similarity_mode == "query":
+                # The whole question against the concepts: one search serves every unmatched entity.
+                texts = [query]
+                owners = [", ".join(c.name for c in unmatched)]
+            else:
+                texts = [c.name for c in unmatched]
+                owners = texts
+            vectors = self.embedder.embed(texts)
+            for owner, vec in zip(owners, vectors, strict=True):
+                for r in self._semantic(namespace, vec.tolist()):
+                    matches.append(
+                        MatchedConcept(
+                            owner,
+                            r["uid"],
+                            r["key"],
+                            r["name"],
+                            r["type"],
+                            "semantic",
+                            float(r["similarity"]),
+                            r["frequency"],
+                        )
+                    )
+        return matches
+
+    def _semantic(self, namespace: str, vector: list[float]) -> list[dict[str, Any]]:
+        n = self.settings.semantic_top_n
+        rows = self.store.read(
+            "match_semantic", namespace=namespace, vector=vector, candidates=n * 20, top_n=n
+        )
+        if len(rows) < n:
+            rows = self.store.read(
+                "match_semantic_scan", namespace=namespace, vector=vector, top_n=n
+            )
+        return rows
+
+    def pagerank(
+        self, graph: str, weighted: Sequence[MatchedConcept], top_k: int
+    ) -> list[RetrievedPassage]:
+        sources = [{"uid": m.uid, "weight": m.weight} for m in weighted]
+        candidates = max(200, 40 * top_k)
+        while True:
+            rows = self.store.read(
+                "pagerank",
+                graph=graph,
+                sources=sources,
+                damping=self.settings.damping,
+                max_iterations=self.settings.max_iterations,
+                tolerance=self.settings.tolerance,
+                candidates=candidates,
+                top_k=top_k,
+            )
+            # Concepts usually outrank passages; widen the window until k passages are in it.
+            if len(rows) >= top_k or candidates >= 1_000_000:
+                return [_passage(r) for r in rows if r["score"] > 0]
+            candidates *= 8
+
+    def dense(self, namespace: str, query: str, top_k: int) -> list[RetrievedPassage]:
+        vec = self.embedder.embed([query])[0].tolist()
+        rows = self.store.read(
+            "dense_passages", namespace=namespace, vector=vec, candidates=top_k * 20, top_k=top_k
+        )
+        if len(rows) < top_k:
+            rows = self.store.read(
+                "dense_passages_scan", namespace=namespace, vector=vec, top_k=top_k
+            )
+        return [_passage(r) for r in rows]
+
+    # ------------------------------------------------------------------ public
+
+    def retrieve(
+        self,
+        query: str,
+        top_k: int | None = None,
+        namespace: str | None = None,
+        entities: Sequence[str] | None = None,
+        run_id: str = "query",
+        mode: Mode | None = None,
+    ) -> RetrievalResult:
+        """Top passages for `query`; `entities` skips query NER (caller-supplied entities)."""
+        if not query or not query.strip():
+            raise RetrievalError("empty query: ask a question")
+        ns = check_namespace(namespace or self.settings.namespace)
+        k = top_k or self.settings.top_k
+        if k <= 0:
+            raise RetrievalError("top_k must be at least 1")
+        mode = mode or ("hybrid" if self.settings.hybrid else "pagerank")
+        timings: dict[str, float] = {}
+        t = time.perf_counter()
+        self.store.require_namespace(ns)
+        graph = self.ensure_projection(ns) if mode != "dense" else ""
+        timings["projection"] = time.perf_counter() - t
+
+        t = time.perf_counter()
+        tin = tout = 0
+        if entities is not None:
+            ents = [Concept("other", e) for e in entities if normalize_name(e)]
+        else:
+            ents, tin, tout = self.query_entities(query, run_id)
+        timings["ner"] = time.perf_counter() - t
+        result = RetrievalResult(
+            query, ns, [c.name for c in ents], [], [], mode, None, timings, tin, tout
+        )
+
+        t = time.perf_counter()
+        weighted = (
+            restart_weights(self.match(ns, query, ents), self.settings.weighting) if ents else []
+        )
+        result.matches = weighted
+        timings["matching"] = time.perf_counter() - t
+
+        if mode == "dense" or not weighted:
+            if mode != "dense":
+                result.mode = "dense"
+                result.fallback_reason = (
+                    "no entities found in the query" if not ents else "no concept matched the query"
+                )
+                log.info("falling back to dense retrieval: %s", result.fallback_reason)
+            t = time.perf_counter()
+            result.passages = self.dense(ns, query, k)
+            timings["dense"] = time.perf_counter() - t
+            return result
+
+        t = time.perf_counter()
+        ranked = self.pagerank(graph, weighted, k if mode == "pagerank" else max(k, 50))
+        timings["pagerank"] = time.perf_counter() - t
+        if mode == "hybrid":
+            t = time.perf_counter()
+            ranked = rrf_fuse([ranked, self.dense(ns, query, max(k, 50))], k)
+            timings["dense"] = time.perf_counter() - t
+        result.passages = ranked[:k]
+        return result
+
+    def answer(
+        self,
+        query: str,
+        top_k: int | None = None,
+        namespace: str | None = None,
+        run_id: str = "query",
+    ) -> AnswerResult:
+        if self.llm is None:
+            raise RetrievalError("answering needs an LLM (Ollama); none is configured")
+        res = self.retrieve(query, top_k=top_k, namespace=namespace, run_id=run_id)
+        comp = self.llm.complete(
+            reader_messages(query, res.passages), stage=Stage.ANSWER, run_id=run_id
+        )
+        return AnswerResult(comp.text.strip(), res, comp.input_tokens, comp.output_tokens)
+
+
+def rrf_fuse(
+    rankings: Sequence[Sequence[RetrievedPassage]], k: int, c: int = 60
+) -> list[RetrievedPassage]:
+    """Reciprocal rank fusion: scores of different scales (PageRank mass, cosine) are not added."""
+    scores: dict[str, float] = {}
+    first: dict[str, RetrievedPassage] = {}
+    for ranking in rankings:
+        for rank, p in enumerate(ranking):
+            scores[p.id] = scores.get(p.id, 0.0) + 1.0 / (c + rank + 1)
+            first.setdefault(p.id, p)
+    best = sorted(scores, key=lambda pid: -scores[pid])[:k]
+    return [
+        RetrievedPassage(
+            first[pid].id, first[pid].doc_id, first[pid].title, first[pid].text, scores[pid]
+        )
+        for pid in best
+    ]
+
+
+READER_SYSTEM = (
+    "Answer the question from the passages. Reply with the answer only: a few words, no sentence."
+)
+
+
+def reader_messages(query: str, passages: Sequence[RetrievedPassage]) -> list[Message]:
+    context = "\n\n".join(f"[{i}] {p.title}\n{p.text}" for i, p in enumerate(passages, 1))
+    return [
+        Message("system", READER_SYSTEM),
+        Message("user", f"Passages:\n{context}\n\nQuestion: {query}\nAnswer:"),
+    ]

@@ -1,0 +1,1 @@
+"""Local servers the project manages itself (Neo4j, Ollama) without Docker."""

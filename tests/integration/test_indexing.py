@@ -1,0 +1,183 @@
+"""Indexing against the real Neo4j, with the zero-token spaCy and the recorded backends."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from terag_neo4j.client import TeragClient
+from terag_neo4j.config import Settings
+from terag_neo4j.documents import Document, Passage
+from terag_neo4j.extraction import Extraction, SpacyExtractor
+
+from .conftest import SAMPLE
+
+pytestmark = pytest.mark.integration
+DATASETS = Path(__file__).resolve().parents[3] / "shared" / "datasets"
+
+
+def _consistency(client: TeragClient, ns: str) -> dict[str, int]:
+    """Stored counts that disagree with the graph's own structure (all must be 0)."""
+    q = """
+    CALL () { MATCH (c:Concept {namespace: $ns})
+              WHERE c.frequency <> COUNT { (c)-[:HAS_PASSAGE]->() } RETURN count(*) AS bad_freq }
+    CALL () { MATCH (a:Concept {namespace: $ns})-[r:CO_OCCURRENCE]->(b)
+              WHERE r.count <> COUNT { (a)-[:HAS_PASSAGE]->(:Passage)<-[:HAS_PASSAGE]-(b) }
+              RETURN count(*) AS bad_cooc }
+    CALL () { MATCH (a:Concept {namespace: $ns})-[:HAS_PASSAGE]->(p)<-[:HAS_PASSAGE]-(b)
+              WHERE a.uid < b.uid AND NOT (a)-[:CO_OCCURRENCE]-(b) RETURN count(*) AS missing_cooc }
+    CALL () { MATCH (a:Concept {namespace: $ns})-[r:CO_OCCURRENCE]-(b) WHERE a.uid < b.uid
+              WITH a, b, count(r) AS n WHERE n > 1 RETURN count(*) AS duplicate_pairs }
+    CALL () { MATCH (c:Concept {namespace: $ns}) WHERE NOT (c)-[:HAS_PASSAGE]->()
+              RETURN count(*) AS orphans }
+    RETURN bad_freq, bad_cooc, missing_cooc, duplicate_pairs, orphans
+    """
+    with client.store.session() as s:
+        return dict(s.run(q, ns=ns).single().data())  # type: ignore[union-attr]
+
+
+def test_index_sample_builds_a_consistent_graph(spacy_client: TeragClient, namespace: str) -> None:
+    report = spacy_client.index([SAMPLE], progress=False)
+    assert report.passages_total == report.passages_new == 8
+    assert report.input_tokens == report.output_tokens == 0  # spaCy spends no LLM tokens
+    info = spacy_client.stats()
+    assert info.passages == 8 and info.concepts > 20 and info.has_passage >= info.concepts
+    assert info.co_occurrence > 0 and len(info.runs) == 1
+    assert _consistency(spacy_client, namespace) == dict.fromkeys(
+        ["bad_freq", "bad_cooc", "missing_cooc", "duplicate_pairs", "orphans"], 0
+    )
+    with spacy_client.store.session() as s:
+        rec = s.run(
+            "MATCH (c:Concept {namespace: $ns, norm: 'volkswagen'}) RETURN c.frequency AS f, c.type AS t",
+            ns=namespace,
+        ).single()
+    assert rec is not None and rec["f"] >= 5  # Volkswagen occurs in most sample passages
+
+
+def test_reingest_is_idempotent_and_add_then_delete_restores_graph(
+    spacy_client: TeragClient, namespace: str
+) -> None:
+    spacy_client.index([SAMPLE], progress=False)
+    before = spacy_client.store.fingerprint(namespace)
+    again = spacy_client.index([SAMPLE], progress=False)
+    assert again.passages_new == 0 and again.passages_unchanged == 8
+    assert spacy_client.store.fingerprint(namespace) == before
+
+    extra = Document(
+        id="extra",
+        title="Hanover",
+        text="Hanover is the capital of Lower Saxony and hosts a trade fair.",
+    )
+    added = spacy_client.index([extra], progress=False)
+    assert added.passages_new == 1
+    assert spacy_client.store.fingerprint(namespace) != before
+    assert _consistency(spacy_client, namespace)["bad_cooc"] == 0
+    assert spacy_client.delete("extra") == 1
+    assert spacy_client.store.fingerprint(namespace) == before
+    assert spacy_client.delete("no-such-doc") == 0
+
+
+def test_changed_document_replaces_its_passage(spacy_client: TeragClient, namespace: str) -> None:
+    spacy_client.index([Document(id="d", title="A", text="Paris is in France.")], progress=False)
+    r = spacy_client.index(
+        [Document(id="d", title="A", text="Berlin is in Germany.")], progress=False
+    )
+    assert r.passages_replaced == 1
+    with spacy_client.store.session() as s:
+        names = {
+            x["n"]
+            for x in s.run("MATCH (c:Concept {namespace: $ns}) RETURN c.norm AS n", ns=namespace)
+        }
+    assert "berlin" in names and "paris" not in names
+    assert _consistency(spacy_client, namespace)["orphans"] == 0
+
+
+def test_namespaces_do_not_mix_and_drop_removes_only_one(
+    base_settings: Settings, namespace: str
+) -> None:
+    other = f"{namespace}b"
+    with (
+        TeragClient(base_settings, namespace=namespace) as a,
+        TeragClient(base_settings, namespace=other) as b,
+    ):
+        a.index([SAMPLE], progress=False)
+        b.index([SAMPLE / "beetle.md"], progress=False)
+        assert a.stats().passages == 8 and b.stats().passages == 1
+        assert {namespace, other} <= {n.name for n in a.namespaces()}
+        b.drop()
+        assert other not in {n.name for n in a.namespaces()}
+        assert a.stats().passages == 8
+
+
+class _FailingExtractor(SpacyExtractor):
+    """A real spaCy extractor that raises after its first call (to interrupt an ingest)."""
+
+    calls = 0
+
+    def extract(self, passages: Sequence[Passage], run_id: str) -> list[Extraction]:
+        type(self).calls += 1
+        if type(self).calls > 1:
+            raise ConnectionError("simulated crash mid-ingest")
+        return super().extract(passages, run_id)
+
+
+def test_interrupted_ingest_resumes_to_the_same_graph(
+    base_settings: Settings, namespace: str
+) -> None:
+    from terag_neo4j.indexing import Indexer
+
+    docs = [
+        Document(id=f"d{i}", title=f"T{i}", text=f"Company {i} is based in City {i % 3}.")
+        for i in range(10)
+    ]
+    with TeragClient(base_settings, namespace=namespace) as c:
+        indexer = Indexer(
+            c.settings, c.store, _FailingExtractor(), c.embedder, c.cache, batch_passages=4
+        )
+        with pytest.raises(ConnectionError):
+            indexer.index(docs, namespace, progress=False)
+        assert c.stats().passages == 4  # the first batch committed whole, nothing of the second
+        resumed = c.index(docs, progress=False)
+        assert resumed.passages_new == 6 and resumed.passages_unchanged == 4
+        fp = c.store.fingerprint(namespace)
+    clean_ns = f"{namespace}c"
+    with TeragClient(base_settings, namespace=clean_ns) as c2:
+        c2.index(docs, progress=False)
+        # The fingerprint names passages and concepts by id and key, not namespace.
+        assert c2.store.fingerprint(clean_ns) == fp
+        c2.drop()
+
+
+def test_empty_input_and_unknown_namespace(spacy_client: TeragClient) -> None:
+    from terag_neo4j.graph_store import NamespaceNotFound
+
+    r = spacy_client.index([Document(id="e", text="   ")], progress=False)
+    assert r.passages_total == 0 and r.warnings
+    with pytest.raises(NamespaceNotFound, match="does not exist"):
+        spacy_client.stats("never_indexed_ns")
+
+
+@pytest.mark.skipif(
+    not (DATASETS / "musique_hipporag_train100").is_dir(), reason="shared datasets absent"
+)
+def test_recorded_extractions_build_a_graph(base_settings: Settings, namespace: str) -> None:
+    folder = DATASETS / "musique_hipporag_train100"
+    lines = (folder / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:40]
+    docs = [
+        Document(id=r["id"], title=r["title"], text=r["text"], is_passage=True)
+        for r in map(json.loads, lines)
+    ]
+    with TeragClient(
+        base_settings,
+        namespace=namespace,
+        extractor="recorded",
+        recorded_extractions=folder / "recorded_extractions.jsonl",
+    ) as c:
+        report = c.index(docs, progress=False)
+        assert report.passages_new == 40 and report.passages_without_concepts == 0
+        info = c.stats()
+        assert info.extractor == "recorded" and info.model == "gpt-3.5-turbo-1106"
+        assert info.concepts > 100

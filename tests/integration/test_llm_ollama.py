@@ -1,0 +1,124 @@
+"""Integration tests of the LLM layer against a real Ollama server with SmolLM2-135M."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from typing import Any
+
+import httpx
+import pytest
+
+from terag_neo4j import llm as llm_module
+from terag_neo4j.config import Settings
+from terag_neo4j.llm import (
+    LLMUnavailableError,
+    Message,
+    ModelNotFoundError,
+    OllamaLLM,
+    Stage,
+    TokenLedger,
+)
+from terag_neo4j.server import ollama as srv
+
+pytestmark = [pytest.mark.integration, pytest.mark.ollama]
+
+
+def test_completion_has_text_and_token_counts(ollama_llm: OllamaLLM) -> None:
+    completion = ollama_llm.complete(
+        [Message("user", "What is the capital of France? Answer in one word.")],
+        stage=Stage.ANSWER,
+        max_tokens=16,
+    )
+    assert completion.text.strip()
+    assert completion.input_tokens > 10  # the ChatML system + user turns
+    assert 0 < completion.output_tokens <= 16
+    assert completion.done_reason in {"stop", "length"}
+    assert completion.model.startswith(ollama_llm.model)
+    assert "<|im_end|>" not in completion.text  # the stop tokens are in force
+
+
+class RecordingTransport(httpx.HTTPTransport):
+    """The real HTTP transport, keeping a copy of every /api/chat response body the server sent."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bodies: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = super().handle_request(request)
+        if request.url.path == "/api/chat":
+            response.read()
+            with self._lock:
+                self.bodies.append(json.loads(response.content))
+        return response
+
+
+def test_ledger_equals_server_reported_counts(ollama_settings: Settings) -> None:
+    prompts = ["Name three colours.", "List two animals that live in the sea.", "Count to five."]
+    transport = RecordingTransport()
+    llm = OllamaLLM(ollama_settings, TokenLedger(), transport=transport)
+    completions = llm.map(prompts, stage=Stage.EXTRACTION, run_id="it", items_per_prompt=2)
+
+    assert len(transport.bodies) == 3
+    server_in = sum(body["prompt_eval_count"] for body in transport.bodies)
+    server_out = sum(body["eval_count"] for body in transport.bodies)
+    totals = llm.ledger.totals(Stage.EXTRACTION, "it")
+    assert (totals.calls, totals.items) == (3, 6)
+    assert totals.input_tokens == sum(c.input_tokens for c in completions) == server_in > 0
+    assert totals.output_tokens == sum(c.output_tokens for c in completions) == server_out > 0
+    llm.close()
+
+
+def test_cached_prompt_reports_its_full_length(ollama_llm: OllamaLLM) -> None:
+    """Ollama reuses the KV cache for a repeated prompt; the count stays the whole prompt."""
+    prompt = [Message("user", "Describe a graph database in one sentence.")]
+    first = ollama_llm.complete(prompt, stage=Stage.ANSWER, max_tokens=8)
+    second = ollama_llm.complete(prompt, stage=Stage.ANSWER, max_tokens=8)
+    assert first.input_tokens > 10
+    assert second.input_tokens == first.input_tokens
+
+
+def test_acomplete_on_the_real_server(ollama_llm: OllamaLLM) -> None:
+    completion = asyncio.run(
+        ollama_llm.acomplete("Say hello.", stage=Stage.QUERY_NER, max_tokens=8)
+    )
+    assert completion.output_tokens > 0
+    assert ollama_llm.ledger.totals(Stage.QUERY_NER).output_tokens == completion.output_tokens
+
+
+def test_check_model_passes_for_the_configured_model(ollama_llm: OllamaLLM) -> None:
+    ollama_llm.check_model()
+
+
+def test_unknown_model_raises_model_not_found(ollama_settings: Settings) -> None:
+    settings = ollama_settings.model_copy(update={"llm_model": "no-such-model-terag:latest"})
+    llm = OllamaLLM(settings)
+    started = time.monotonic()
+    with pytest.raises(ModelNotFoundError, match="no-such-model-terag") as info:
+        llm.complete("hi", stage=Stage.ANSWER)
+    assert time.monotonic() - started < 5  # not retried
+    assert "ollama pull no-such-model-terag" in str(info.value)
+    with pytest.raises(ModelNotFoundError):
+        llm.check_model()
+    assert llm.ledger.totals().calls == 0
+
+
+def test_unreachable_server_fails_fast_after_bounded_retries(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(llm_module, "DEFAULT_RETRY_BACKOFF_S", 0.05)
+    port = srv.free_port()  # bound then closed: nothing listens there
+    settings = Settings().model_copy(
+        update={"ollama_host": f"http://127.0.0.1:{port}", "llm_retries": 2}
+    )
+    llm = OllamaLLM(settings)
+    started = time.monotonic()
+    with pytest.raises(LLMUnavailableError, match=f"127\\.0\\.0\\.1:{port}") as info:
+        llm.complete("hi", stage=Stage.ANSWER)
+    elapsed = time.monotonic() - started
+    assert "3 attempts" in str(info.value)
+    assert elapsed < 5

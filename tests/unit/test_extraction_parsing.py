@@ -1,0 +1,81 @@
+"""Parsing and normalisation of extraction answers (no LLM: the answers are literal strings)."""
+
+from terag_neo4j.extraction import (
+    CONCEPT,
+    Concept,
+    dedupe,
+    normalize_name,
+    parse_batch,
+    parse_lines,
+)
+
+
+def test_normalize_name_ignores_case_accents_punctuation_spacing() -> None:
+    assert normalize_name("Île-de-France") == normalize_name("ile de  FRANCE") == "ile de france"
+    assert normalize_name("U.S.") == "u s"
+    assert normalize_name("Radio City") != normalize_name("City Radio")
+    assert normalize_name("  ...  ") == ""
+
+
+def test_concept_identity_is_type_and_normalised_name() -> None:
+    a, b, c = (
+        Concept("person", "Marie Curie"),
+        Concept("person", "marie  curie"),
+        Concept("other", "Marie Curie"),
+    )
+    assert a.key == b.key
+    assert a.key != c.key
+    assert dedupe([a, b, c]) == (a, c)
+
+
+def test_parse_plain_lines() -> None:
+    text = "person: Marie Curie\nlocation: Warsaw\nconcept: radioactivity\n"
+    got = parse_lines(text)
+    assert [(c.type, c.name) for c in got] == [
+        ("person", "Marie Curie"),
+        ("location", "Warsaw"),
+        (CONCEPT, "radioactivity"),
+    ]
+
+
+def test_parse_tolerates_bullets_numbering_prose_duplicates_and_synonyms() -> None:
+    text = (
+        "Here are the entities:\n\n"
+        "- Person: Marie Curie\n"
+        "2. ORG: University of Paris\n"
+        "* person: marie curie\n"
+        "• concepts: Nobel Prize, radioactivity\n"
+        "Note that these are all.\n"
+        "weird_label: ignored\n"
+        "location:\n"
+    )
+    got = {(c.type, c.name) for c in parse_lines(text)}
+    assert got == {
+        ("person", "Marie Curie"),
+        ("organization", "University of Paris"),
+        (CONCEPT, "Nobel Prize"),
+        (CONCEPT, "radioactivity"),
+    }
+
+
+def test_parse_drops_truncated_last_line_only_when_truncated() -> None:
+    text = "person: Marie Curie\nlocation: Wars"
+    assert [c.name for c in parse_lines(text, truncated=True)] == ["Marie Curie"]
+    assert [c.name for c in parse_lines(text, truncated=False)] == ["Marie Curie", "Wars"]
+
+
+def test_parse_keeps_dates_with_commas_whole() -> None:
+    got = parse_lines("date: July 3, 2001")
+    assert [c.name for c in got] == ["July 3, 2001"]
+
+
+def test_parse_rejects_overlong_names() -> None:
+    assert parse_lines("concept: " + "word " * 30) == ()
+
+
+def test_parse_batch_sections_and_missing_section() -> None:
+    text = "[1]\nperson: Ada Lovelace\n[3]\nlocation: London\nconcept: comput"
+    got = parse_batch(text, 3, truncated=True)
+    assert got[0] is not None and [c.name for c in got[0]] == ["Ada Lovelace"]
+    assert got[1] is None
+    assert got[2] is not None and [c.name for c in got[2]] == ["London"]
