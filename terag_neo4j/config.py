@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 ExtractorName = Literal["ollama", "spacy", "recorded"]
@@ -84,3 +84,8 @@ class Settings(BaseSettings):
     orientation: Literal["directed", "undirected"] = "directed"
     hybrid: bool = False
     weighting: Literal["s_over_f", "inv_f"] = "s_over_f"
+
+    @field_validator("home", "recorded_extractions", mode="after")
+    @classmethod
+    def _expand_user(cls, v: Path | None) -> Path | None:
+        return v.expanduser() if v is not None else None

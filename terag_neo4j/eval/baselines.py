@@ -24,7 +24,9 @@ def passage_text(doc: Document) -> str:
 
 
 class TextEmbedder(Protocol):
-    def embed(self, texts: Sequence[str], show_progress: bool = False) -> npt.NDArray[np.float32]: ...
+    def embed(
+        self, texts: Sequence[str], show_progress: bool = False
+    ) -> npt.NDArray[np.float32]: ...
 
 
 class BM25Baseline:
@@ -60,7 +62,9 @@ class DenseBaseline:
     def __init__(self, documents: Sequence[Document], embedder: TextEmbedder) -> None:
         self._ids = [d.id for d in documents]
         self._embedder = embedder
-        self._matrix = np.asarray(embedder.embed([passage_text(d) for d in documents]), dtype=np.float32)
+        self._matrix = np.asarray(
+            embedder.embed([passage_text(d) for d in documents]), dtype=np.float32
+        )
 
     def retrieve(self, query: str, k: int) -> list[str]:
         q = np.asarray(self._embedder.embed([query])[0], dtype=np.float32)

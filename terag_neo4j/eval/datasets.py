@@ -73,7 +73,9 @@ def resolve_dataset(name_or_path: str | Path) -> Path:
 
 def list_datasets(root: Path | None = None) -> list[Path]:
     base = root or dataset_root()
-    return sorted(p for p in base.iterdir() if (p / "corpus.jsonl").is_file()) if base.is_dir() else []
+    return (
+        sorted(p for p in base.iterdir() if (p / "corpus.jsonl").is_file()) if base.is_dir() else []
+    )
 
 
 def _records(path: Path) -> list[dict[str, Any]]:
@@ -114,8 +116,11 @@ def load_dataset(
         seen.add(pid)
         docs.append(
             Document(
-                id=pid, text=rec["text"], title=str(rec.get("title") or ""),
-                source=f"{path.name}/corpus.jsonl:{i}", is_passage=True,
+                id=pid,
+                text=rec["text"],
+                title=str(rec.get("title") or ""),
+                source=f"{path.name}/corpus.jsonl:{i}",
+                is_passage=True,
             )
         )
     questions: list[Question] = []
@@ -125,11 +130,15 @@ def load_dataset(
             raise DatasetError(f"{path / 'questions.jsonl'}:{i}: no gold_ids")
         missing = [g for g in gold if g not in seen]
         if missing:
-            raise DatasetError(f"{path / 'questions.jsonl'}:{i}: gold ids not in the corpus: {missing}")
+            raise DatasetError(
+                f"{path / 'questions.jsonl'}:{i}: gold ids not in the corpus: {missing}"
+            )
         questions.append(
             Question(
-                id=str(rec["id"]), question=str(rec["question"]),
-                answers=tuple(str(a) for a in rec.get("answers") or ()), gold_ids=gold,
+                id=str(rec["id"]),
+                question=str(rec["question"]),
+                answers=tuple(str(a) for a in rec.get("answers") or ()),
+                gold_ids=gold,
                 gold_titles=tuple(str(t) for t in rec.get("gold_titles") or ()),
                 type=rec.get("type"),
             )
@@ -147,8 +156,12 @@ def load_dataset(
         subset = True
     recorded = path / RECORDED_FILE
     return Dataset(
-        name=path.name, path=path, documents=docs, questions=questions,
-        recorded_extractions=recorded if recorded.is_file() else None, subset=subset,
+        name=path.name,
+        path=path,
+        documents=docs,
+        questions=questions,
+        recorded_extractions=recorded if recorded.is_file() else None,
+        subset=subset,
     )
 
 

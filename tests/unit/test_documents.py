@@ -76,3 +76,10 @@ def test_malformed_jsonl_names_file_and_line(tmp_path: Path) -> None:
 def test_missing_path_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no such file"):
         list(load_documents([tmp_path / "nope"]))
+
+
+def test_markdown_heading_is_the_title(tmp_path: Path) -> None:
+    (tmp_path / "a_b.md").write_text("# Real Title\n\nBody text.", encoding="utf-8")
+    (tmp_path / "c_d.txt").write_text("No heading here.", encoding="utf-8")
+    docs = {d.title: d.text for d in load_documents([tmp_path])}
+    assert docs == {"Real Title": "Body text.", "c d": "No heading here."}

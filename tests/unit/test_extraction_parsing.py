@@ -79,3 +79,8 @@ def test_parse_batch_sections_and_missing_section() -> None:
     assert got[0] is not None and [c.name for c in got[0]] == ["Ada Lovelace"]
     assert got[1] is None
     assert got[2] is not None and [c.name for c in got[2]] == ["London"]
+
+
+def test_leading_article_is_not_part_of_the_name() -> None:
+    assert normalize_name("The Beetle") == normalize_name("beetle") == "beetle"
+    assert normalize_name("Theodor") == "theodor"

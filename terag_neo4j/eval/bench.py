@@ -1,0 +1,484 @@
+"""`terag bench`: Recall@k, EM/F1, tokens and latency of TERAG and its baselines on one dataset.
+
+One run indexes the dataset's passages into a namespace per extractor backend (re-used when
+already indexed: indexing is idempotent and the extraction/embedding caches make re-runs cheap),
+then asks every question of every method over the same passages:
+
+- `bm25`, `dense`: baselines that need no graph;
+- `terag-<extractor>`: the paper's configuration (directed projection, restart weights s/f,
+  entity-wise semantic matching, PageRank only);
+- `terag-<extractor>/<ablation>`: one setting changed at a time (inv_f, undirected, hybrid,
+  query_sim), on the same graph.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import platform
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from terag_neo4j.config import Settings
+from terag_neo4j.documents import Document, to_passages
+from terag_neo4j.eval.baselines import BM25Baseline, DenseBaseline
+from terag_neo4j.eval.datasets import Dataset, Question, namespace_for
+from terag_neo4j.eval.metrics import best_over_aliases, mean, percentile, recall_at_k
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+TOP_K = 5
+KS = (2, 5)
+BASELINES = ("bm25", "dense")
+# The paper's configuration first, then one change at a time.
+TERAG_VARIANTS: dict[str, dict[str, Any]] = {
+    "terag": {},
+    "inv_f": {"weighting": "inv_f"},
+    "undirected": {"orientation": "undirected"},
+    "hybrid": {"hybrid": True},
+    "query_sim": {"similarity_mode": "query"},
+}
+METHOD_CHOICES = (*BASELINES, *TERAG_VARIANTS)
+# Pinned so that the environment (TERAG_ORIENTATION=...) cannot silently change the baseline.
+PAPER_CONFIG: dict[str, Any] = {
+    "orientation": "directed",
+    "weighting": "s_over_f",
+    "similarity_mode": "entity",
+    "hybrid": False,
+}
+
+
+@dataclass
+class BenchConfig:
+    extractors: list[str] = field(default_factory=lambda: ["spacy"])
+    methods: list[str] = field(default_factory=lambda: list(METHOD_CHOICES))
+    answers: bool = False
+    answer_methods: list[str] | None = None  # default: the first TERAG method
+    fresh: bool = False  # drop the bench namespaces first (measures indexing from scratch)
+    namespace_prefix: str = "bench"
+    progress: bool = True
+
+
+@dataclass
+class QuestionRun:
+    id: str
+    retrieved: list[str]
+    recall: dict[str, float]
+    latency_ms: float
+    input_tokens: int = 0
+    output_tokens: int = 0
+    fallback: str | None = None
+    entities: list[str] | None = None
+
+
+@dataclass
+class MethodRun:
+    name: str
+    family: str  # bm25 | dense | terag
+    extractor: str | None = None
+    variant: str | None = None
+    overrides: dict[str, Any] = field(default_factory=dict)
+    namespace: str | None = None
+    questions: list[QuestionRun] = field(default_factory=list)
+    stage_ms: dict[str, float] = field(default_factory=dict)
+    projection_s: float = 0.0
+
+    def summary(self, index_tokens: tuple[int, int] = (0, 0)) -> dict[str, Any]:
+        lat = [q.latency_ms for q in self.questions]
+        n = len(self.questions)
+        tin = sum(q.input_tokens for q in self.questions)
+        tout = sum(q.output_tokens for q in self.questions)
+        return {
+            "family": self.family,
+            "extractor": self.extractor,
+            "variant": self.variant,
+            "overrides": self.overrides,
+            "namespace": self.namespace,
+            "questions": n,
+            "recall": {
+                str(k): round(mean([q.recall[str(k)] for q in self.questions]), 6) for k in KS
+            },
+            "latency_ms": {
+                "p50": round(percentile(lat, 50), 3),
+                "p95": round(percentile(lat, 95), 3),
+                "mean": round(mean(lat), 3),
+            },
+            "stage_ms_mean": {k: round(v, 3) for k, v in sorted(self.stage_ms.items())},
+            "projection_s": round(self.projection_s, 3),
+            "query_tokens": {
+                "input": tin,
+                "output": tout,
+                "input_per_query": round(tin / n, 2) if n else 0.0,
+                "output_per_query": round(tout / n, 2) if n else 0.0,
+            },
+            "index_tokens": {"input": index_tokens[0], "output": index_tokens[1]},
+            "fallbacks": sum(1 for q in self.questions if q.fallback),
+            "per_question": [
+                {
+                    "id": q.id,
+                    "retrieved": q.retrieved,
+                    "recall": q.recall,
+                    "latency_ms": round(q.latency_ms, 3),
+                    "tokens": [q.input_tokens, q.output_tokens],
+                    **({"fallback": q.fallback} if q.fallback else {}),
+                }
+                for q in self.questions
+            ],
+        }
+
+
+def _recalls(retrieved: Sequence[str], gold: Sequence[str]) -> dict[str, float]:
+    return {str(k): recall_at_k(retrieved, gold, k) for k in KS}
+
+
+def run_simple(
+    name: str, family: str, questions: Sequence[Question], retrieve: Callable[[str, int], list[str]]
+) -> MethodRun:
+    run = MethodRun(name=name, family=family)
+    for q in questions:
+        t = time.perf_counter()
+        ids = retrieve(q.question, TOP_K)
+        ms = (time.perf_counter() - t) * 1000
+        run.questions.append(QuestionRun(q.id, ids, _recalls(ids, q.gold_ids), ms))
+    return run
+
+
+def _safe_settings(settings: Settings) -> dict[str, Any]:
+    data = settings.model_dump(mode="json")
+    data.pop("neo4j_password", None)
+    return data
+
+
+class BenchRunner:
+    def __init__(self, settings: Settings, dataset: Dataset, config: BenchConfig) -> None:
+        unknown = sorted(set(config.methods) - set(METHOD_CHOICES))
+        if unknown:
+            raise ValueError(f"unknown methods {unknown}; choose from {list(METHOD_CHOICES)}")
+        if not dataset.questions:
+            raise ValueError(f"{dataset.name}: no questions selected")
+        self.settings = settings.model_copy(update={**PAPER_CONFIG, "top_k": TOP_K})
+        self.dataset = dataset
+        self.config = config
+        self.docs_by_id: dict[str, Document] = {d.id: d for d in dataset.documents}
+        self.methods: dict[str, MethodRun] = {}
+        self.indexing: dict[str, dict[str, Any]] = {}
+        self.answers: dict[str, Any] = {}
+        self.timings: dict[str, float] = {}
+        self.notes: list[str] = []
+
+    # ------------------------------------------------------------------ baselines
+
+    def run_baselines(self) -> None:
+        qs = self.dataset.questions
+        if "bm25" in self.config.methods:
+            t = time.perf_counter()
+            bm25 = BM25Baseline(self.dataset.documents)
+            self.timings["bm25_index_s"] = time.perf_counter() - t
+            self.methods["bm25"] = run_simple("bm25", "bm25", qs, bm25.retrieve)
+            log.info("bm25: R@5 %.3f", self.methods["bm25"].summary()["recall"]["5"])
+        if "dense" in self.config.methods:
+            from terag_neo4j.embeddings import CachedEmbedder, Embedder
+
+            embedder = CachedEmbedder(
+                Embedder(self.settings.embedding_model, self.settings.embedding_batch),
+                self.settings.home / "embeddings.sqlite3",
+            )
+            try:
+                t = time.perf_counter()
+                dense = DenseBaseline(self.dataset.documents, embedder)
+                self.timings["dense_index_s"] = time.perf_counter() - t
+                self.methods["dense"] = run_simple("dense", "dense", qs, dense.retrieve)
+            finally:
+                embedder.close()
+            log.info("dense: R@5 %.3f", self.methods["dense"].summary()["recall"]["5"])
+
+    # ------------------------------------------------------------------ TERAG
+
+    def _client_overrides(self, extractor: str) -> dict[str, Any]:
+        over: dict[str, Any] = {"extractor": extractor}
+        if extractor == "recorded":
+            if self.dataset.recorded_extractions is None:
+                raise ValueError(f"{self.dataset.name} has no recorded_extractions.jsonl")
+            over["recorded_extractions"] = self.dataset.recorded_extractions
+        return over
+
+    def run_extractor(self, extractor: str) -> None:
+        from terag_neo4j.client import TeragClient
+        from terag_neo4j.graph_store import NamespaceNotFound
+
+        ns = namespace_for(self.dataset, extractor, self.config.namespace_prefix)
+        with TeragClient(
+            self.settings, namespace=ns, **self._client_overrides(extractor)
+        ) as client:
+            if extractor == "ollama":
+                client.llm.check_model()  # fail before hours of work, not during
+            if self.config.fresh:
+                try:
+                    client.drop(ns)
+                    log.info("dropped %s to index from scratch", ns)
+                except NamespaceNotFound:
+                    pass
+            self.indexing[extractor] = self._index(client, ns)
+            index_tokens = (
+                self.indexing[extractor]["tokens"]["input"],
+                self.indexing[extractor]["tokens"]["output"],
+            )
+            for variant, overrides in TERAG_VARIANTS.items():
+                if variant not in self.config.methods:
+                    continue
+                name = (
+                    f"terag-{extractor}" if variant == "terag" else f"terag-{extractor}/{variant}"
+                )
+                run = self._run_terag(client, ns, name, extractor, variant, overrides)
+                run_summary = run.summary(index_tokens)
+                self.methods[name] = run
+                log.info(
+                    "%s: R@2 %.3f R@5 %.3f, p50 %.0f ms, %d fallbacks",
+                    name,
+                    run_summary["recall"]["2"],
+                    run_summary["recall"]["5"],
+                    run_summary["latency_ms"]["p50"],
+                    run_summary["fallbacks"],
+                )
+
+    def _index(self, client: Any, ns: str) -> dict[str, Any]:
+        t = time.perf_counter()
+        report = client.index(self.dataset.documents, namespace=ns, progress=self.config.progress)
+        wall = time.perf_counter() - t
+        info = client.stats(ns)
+        if info.passages != len(self.dataset.documents):
+            note = (
+                f"namespace {ns} holds {info.passages} passages, the corpus {len(self.dataset.documents)}"
+                " (drop it or run with --fresh)"
+            )
+            log.warning("%s", note)
+            self.notes.append(note)
+        # What this graph's extractions cost, whichever run paid for them: the cache keeps the
+        # server-reported counts (a re-run's own report only counts what it extracted afresh).
+        passages = list(
+            to_passages(
+                self.dataset.documents, client.settings.chunk_tokens, client.settings.chunk_overlap
+            )
+        )
+        ext = client.extractor
+        keys = [client.cache.key(p.hash, ext.name, ext.model, ext.version) for p in passages]
+        hits = client.cache.get_many(keys)
+        tin = sum(v[1] for v in hits.values())
+        tout = sum(v[2] for v in hits.values())
+        n = len(passages)
+        if report.passages_new == report.passages_total and report.total_s > 0:
+            throughput, source = report.passages_per_s, f"this run ({report.run_id})"
+            index_s = report.total_s
+        else:
+            full = [r for r in info.runs if int(r.get("passages_new") or 0) > 0]
+            best = max(full, key=lambda r: int(r.get("passages_new") or 0), default=None)
+            throughput = float(best.get("passages_per_s") or 0.0) if best else 0.0
+            index_s = float(best.get("total_s") or 0.0) if best else 0.0
+            source = f"earlier run {best.get('run_id')}" if best else "unknown"
+        return {
+            "namespace": ns,
+            "extractor": ext.name,
+            "model": ext.model,
+            "passages": info.passages,
+            "concepts": info.concepts,
+            "entities": info.entities,
+            "has_passage": info.has_passage,
+            "co_occurrence": info.co_occurrence,
+            "tokens": {
+                "input": tin,
+                "output": tout,
+                "input_per_passage": round(tin / n, 2) if n else 0.0,
+                "output_per_passage": round(tout / n, 2) if n else 0.0,
+                "cached_extractions": len(hits),
+                "source": "extraction cache (server-reported counts of the run that paid)",
+            },
+            "this_run": {**report.to_record(), "wall_s": round(wall, 3)},
+            "throughput_passages_per_s": round(throughput, 3),
+            "index_s": round(index_s, 3),
+            "throughput_source": source,
+            "namespace_runs": len(info.runs),
+        }
+
+    def _run_terag(
+        self,
+        client: Any,
+        ns: str,
+        name: str,
+        extractor: str,
+        variant: str,
+        overrides: dict[str, Any],
+    ) -> MethodRun:
+        from terag_neo4j.retrieval import Retriever
+
+        settings = client.settings.model_copy(update=overrides)
+        base = client.retriever
+        retriever = Retriever(settings, client.store, base.extractor, client.embedder, base.llm)
+        run = MethodRun(name, "terag", extractor, variant, overrides, ns)
+        t = time.perf_counter()
+        retriever.check_gds()
+        retriever.ensure_projection(ns)  # once, outside the per-query latencies
+        run.projection_s = time.perf_counter() - t
+        stage_sums: dict[str, float] = {}
+        for q in self.dataset.questions:
+            t = time.perf_counter()
+            res = retriever.retrieve(q.question, top_k=TOP_K, namespace=ns, run_id=f"bench-{name}")
+            ms = (time.perf_counter() - t) * 1000
+            ids = [p.id for p in res.passages]
+            for stage, sec in res.timings.items():
+                stage_sums[stage] = stage_sums.get(stage, 0.0) + sec * 1000
+            run.questions.append(
+                QuestionRun(
+                    q.id,
+                    ids,
+                    _recalls(ids, q.gold_ids),
+                    ms,
+                    res.input_tokens,
+                    res.output_tokens,
+                    res.fallback_reason,
+                    list(res.entities),
+                )
+            )
+        n = len(self.dataset.questions)
+        run.stage_ms = {k: v / n for k, v in stage_sums.items()}
+        return run
+
+    # ------------------------------------------------------------------ answers
+
+    def run_answers(self) -> None:
+        """EM/F1 of the reader LLM over each chosen method's own top-k passages.
+
+        The reader prompt is `client.answer`'s (`reader_messages`), sent through the project's
+        `OllamaLLM` with its token ledger; the passages are those each method already retrieved,
+        so retrieval is not repeated and every method is read by the same reader.
+        """
+        from terag_neo4j.llm import LLMError, OllamaLLM, Stage, TokenLedger
+        from terag_neo4j.retrieval import RetrievedPassage, reader_messages
+
+        wanted = self.config.answer_methods or [
+            next((m for m in self.methods if m.startswith("terag-")), next(iter(self.methods), ""))
+        ]
+        missing = [m for m in wanted if m not in self.methods]
+        if missing:
+            self.notes.append(f"answers: methods {missing} did not run; not answered")
+        ledger = TokenLedger()
+        llm = OllamaLLM(self.settings, ledger)
+        try:
+            llm.check_model()
+        except LLMError as e:
+            msg = f"answers skipped: Ollama is unreachable or lacks the model ({e})"
+            log.warning("%s", msg)
+            self.answers = {"skipped": msg}
+            return
+        results: dict[str, Any] = {}
+        try:
+            for name in [m for m in wanted if m in self.methods]:
+                run_id = f"bench-answer-{name}"
+                per_q: list[dict[str, Any]] = []
+                for q, qr in zip(self.dataset.questions, self.methods[name].questions, strict=True):
+                    passages = [
+                        RetrievedPassage(d.id, d.id, d.title, d.text, 0.0)
+                        for d in (self.docs_by_id[i] for i in qr.retrieved)
+                    ]
+                    comp = llm.complete(
+                        reader_messages(q.question, passages), stage=Stage.ANSWER, run_id=run_id
+                    )
+                    em, f1 = best_over_aliases(comp.text.strip(), q.answers)
+                    per_q.append(
+                        {
+                            "id": q.id,
+                            "prediction": comp.text.strip(),
+                            "em": em,
+                            "f1": round(f1, 6),
+                            "tokens": [comp.input_tokens, comp.output_tokens],
+                        }
+                    )
+                tot = ledger.totals(Stage.ANSWER, run_id)
+                n = len(per_q)
+                results[name] = {
+                    "em": round(mean([p["em"] for p in per_q]), 6),
+                    "f1": round(mean([p["f1"] for p in per_q]), 6),
+                    "tokens": {
+                        "input": tot.input_tokens,
+                        "output": tot.output_tokens,
+                        "input_per_query": round(tot.input_tokens / n, 2) if n else 0.0,
+                        "output_per_query": round(tot.output_tokens / n, 2) if n else 0.0,
+                    },
+                    "model": self.settings.llm_model,
+                    "per_question": per_q,
+                }
+                log.info(
+                    "answers %s: EM %.3f F1 %.3f", name, results[name]["em"], results[name]["f1"]
+                )
+        finally:
+            llm.close()
+        self.answers = {"methods": results}
+
+    # ------------------------------------------------------------------ all of it
+
+    def run(self) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        load_start = _loadavg()
+        self.run_baselines()
+        self.timings["baselines_s"] = time.perf_counter() - t0
+        for extractor in self.config.extractors:
+            t = time.perf_counter()
+            self.run_extractor(extractor)
+            self.timings[f"{extractor}_s"] = time.perf_counter() - t
+        if self.config.answers:
+            t = time.perf_counter()
+            self.run_answers()
+            self.timings["answers_s"] = time.perf_counter() - t
+        self.timings["total_s"] = time.perf_counter() - t0
+        return self.result(load_start)
+
+    def result(self, load_start: list[float] | None = None) -> dict[str, Any]:
+        methods: dict[str, Any] = {}
+        for name, run in self.methods.items():
+            idx = self.indexing.get(run.extractor or "")
+            toks = (idx["tokens"]["input"], idx["tokens"]["output"]) if idx else (0, 0)
+            methods[name] = run.summary(toks)
+        return {
+            "schema": SCHEMA_VERSION,
+            "dataset": {
+                "name": self.dataset.name,
+                "path": str(self.dataset.path),
+                "passages": len(self.dataset.documents),
+                "questions": len(self.dataset.questions),
+                "subset": self.dataset.subset,
+            },
+            "config": {
+                "top_k": TOP_K,
+                "ks": list(KS),
+                **{k: v for k, v in asdict(self.config).items() if k != "progress"},
+                "terag_variants": TERAG_VARIANTS,
+                "paper_config": PAPER_CONFIG,
+                "bm25": "bm25s 0.3.16, lucene BM25 k1=1.5 b=0.75, English stopwords, no stemming",
+                "dense": f"exact cosine over {self.settings.embedding_model} passage vectors",
+                "settings": _safe_settings(self.settings),
+            },
+            "indexing": self.indexing,
+            "methods": methods,
+            "answers": self.answers or None,
+            "timings_s": {k: round(v, 3) for k, v in self.timings.items()},
+            "environment": {
+                "cpus": os.cpu_count(),
+                "python": platform.python_version(),
+                "loadavg_start": load_start,
+                "loadavg_end": _loadavg(),
+            },
+            "notes": self.notes,
+        }
+
+
+def _loadavg() -> list[float] | None:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
+def run_bench(settings: Settings, dataset: Dataset, config: BenchConfig) -> dict[str, Any]:
+    return BenchRunner(settings, dataset, config).run()

@@ -1,0 +1,130 @@
+"""`terag bench`: run the retrieval benchmark on one or more dataset folders."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+from typing import Any
+
+from terag_neo4j.eval.bench import METHOD_CHOICES
+
+log = logging.getLogger(__name__)
+
+DEFAULT_OUT = Path("bench") / "results"
+
+EPILOG = """\
+examples:
+  terag bench 2wikimultihopqa                      spaCy graph + BM25 + dense, all 300 questions
+  terag bench musique_hipporag_train100            also the recorded GPT-3.5 extractions
+  terag bench hotpotqa --limit 20 --answers        EM/F1 with the Ollama reader on 20 questions
+  terag bench all                                  every folder under the dataset root
+
+DATASET is a folder path or a folder name under $TERAG_DATASETS (default ../shared/datasets).
+"""
+
+
+def register_cli(subparsers: Any) -> None:
+    s = subparsers.add_parser(
+        "bench",
+        help="Recall@k, EM/F1, tokens and latency on multi-hop QA data, with baselines",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    s.add_argument("datasets", nargs="+", metavar="DATASET", help="dataset folder(s), or 'all'")
+    s.add_argument(
+        "-e",
+        "--extractor",
+        action="append",
+        choices=["spacy", "ollama", "recorded"],
+        help="graph backend(s), repeatable (default: spacy, plus recorded where the folder has "
+        "recorded_extractions.jsonl; ollama only when asked: slow)",
+    )
+    s.add_argument("--limit", type=int, help="only the first N questions")
+    s.add_argument(
+        "--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default {DEFAULT_OUT})"
+    )
+    s.add_argument("--answers", action="store_true", help="also EM/F1 with the Ollama reader")
+    s.add_argument(
+        "--answer-methods",
+        nargs="+",
+        metavar="METHOD",
+        help="methods whose passages the reader answers from (default: the first TERAG method)",
+    )
+    s.add_argument(
+        "--methods",
+        nargs="+",
+        choices=METHOD_CHOICES,
+        default=list(METHOD_CHOICES),
+        help="baselines and TERAG variants to run (default: all)",
+    )
+    s.add_argument("--fresh", action="store_true", help="drop the bench namespaces and index anew")
+    s.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    s.add_argument(
+        "--max-passages",
+        type=int,
+        help="for tests: cut the corpus to N passages (gold passages always kept); "
+        "uses its own namespace",
+    )
+    s.add_argument(
+        "--namespace-prefix",
+        default="bench",
+        help="namespaces are PREFIX_<dataset>_<extractor> (default bench)",
+    )
+    s.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    s.set_defaults(func=cmd_bench)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from terag_neo4j.config import Settings
+    from terag_neo4j.eval.bench import BenchConfig, run_bench
+    from terag_neo4j.eval.datasets import list_datasets, load_dataset, resolve_dataset
+    from terag_neo4j.eval.report import detail_table, write_json, write_summary
+
+    settings = Settings()
+    if settings.neo4j_uri is None and _needs_graph(args):
+        from terag_neo4j.server import neo4j as local
+
+        local.start(settings)  # the managed local server: a no-op when it already runs
+    folders = (
+        list_datasets() if args.datasets == ["all"] else [resolve_dataset(d) for d in args.datasets]
+    )
+    if not folders:
+        raise FileNotFoundError("no dataset folders found (set TERAG_DATASETS)")
+    for folder in folders:
+        dataset = load_dataset(folder, limit=args.limit, max_passages=args.max_passages)
+        extractors = args.extractor or (
+            ["spacy", "recorded"] if dataset.recorded_extractions else ["spacy"]
+        )
+        if "recorded" in extractors and dataset.recorded_extractions is None:
+            log.warning(
+                "%s has no recorded extractions; skipping the recorded backend", dataset.name
+            )
+            extractors = [e for e in extractors if e != "recorded"]
+        if not _needs_graph(args):
+            extractors = []
+        config = BenchConfig(
+            extractors=extractors,
+            methods=list(args.methods),
+            answers=args.answers,
+            answer_methods=args.answer_methods,
+            fresh=args.fresh,
+            namespace_prefix=args.namespace_prefix,
+            progress=not args.quiet,
+        )
+        print(
+            f"bench {dataset.name}: {len(dataset.documents)} passages, "
+            f"{len(dataset.questions)} questions, extractors {extractors or 'none'}"
+        )
+        result = run_bench(settings, dataset, config)
+        stem = dataset.name + (f"_subset_{dataset.fingerprint()}" if dataset.subset else "")
+        path = write_json(result, args.out / f"{stem}.json")
+        print(detail_table(result))
+        print(f"{dataset.name}: {result['timings_s']['total_s']:.1f}s; wrote {path}")
+    for p in write_summary(args.out, plots=not args.no_plots):
+        print(f"wrote {p}")
+    return 0
+
+
+def _needs_graph(args: argparse.Namespace) -> bool:
+    return any(m not in ("bm25", "dense") for m in args.methods)

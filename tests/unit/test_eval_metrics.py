@@ -1,0 +1,80 @@
+"""Recall@k (HippoRAG) and SQuAD EM/F1 on hand-checked examples."""
+
+import pytest
+
+from terag_neo4j.eval.metrics import (
+    best_over_aliases,
+    exact_match,
+    f1,
+    mean,
+    normalize_answer,
+    percentile,
+    recall_at_k,
+)
+
+
+def test_recall_counts_gold_found_in_the_first_k() -> None:
+    retrieved = ["p1", "x", "p2", "y", "z"]
+    assert recall_at_k(retrieved, ["p1", "p2"], 2) == 0.5
+    assert recall_at_k(retrieved, ["p1", "p2"], 5) == 1.0
+    assert recall_at_k(retrieved, ["p3"], 5) == 0.0
+
+
+def test_recall_with_more_gold_than_k_is_capped_below_one() -> None:
+    # 2Wiki has questions with 4 gold passages: R@2 can reach at most 0.5 there, by definition.
+    assert recall_at_k(["a", "b"], ["a", "b", "c", "d"], 2) == 0.5
+
+
+def test_recall_ignores_duplicate_gold_and_short_lists() -> None:
+    assert recall_at_k(["a"], ["a", "a", "b"], 5) == 0.5
+
+
+def test_recall_rejects_empty_gold_and_bad_k() -> None:
+    with pytest.raises(ValueError):
+        recall_at_k(["a"], [], 5)
+    with pytest.raises(ValueError):
+        recall_at_k(["a"], ["a"], 0)
+
+
+@pytest.mark.parametrize(
+    ("raw", "norm"),
+    [
+        ("The Beatles", "beatles"),
+        ("  An  apple,  a day! ", "apple day"),
+        ("U.S.A.", "usa"),
+        ("Theatre of the Absurd", "theatre of absurd"),  # 'the' only as a whole word
+        ("20 March 851", "20 march 851"),
+    ],
+)
+def test_squad_normalisation(raw: str, norm: str) -> None:
+    assert normalize_answer(raw) == norm
+
+
+def test_exact_match_after_normalisation() -> None:
+    assert exact_match("the Eiffel Tower.", "Eiffel Tower") == 1.0
+    assert exact_match("Eiffel", "Eiffel Tower") == 0.0
+
+
+def test_f1_token_overlap() -> None:
+    # pred tokens {barack, obama}, gold {barack, hussein, obama}: P=1, R=2/3 -> F1=0.8
+    assert f1("Barack Obama", "Barack Hussein Obama") == pytest.approx(0.8)
+    assert f1("nothing shared", "Paris") == 0.0
+    assert f1("", "Paris") == 0.0
+    # repeated tokens count only as often as they appear in both
+    assert f1("new new york", "new york") == pytest.approx(2 * (2 / 3) * 1 / (2 / 3 + 1))
+
+
+def test_best_over_aliases_takes_the_max_of_each_metric() -> None:
+    em, f = best_over_aliases("NYC", ["New York City", "NYC"])
+    assert (em, f) == (1.0, 1.0)
+    em, f = best_over_aliases("New York", ["New York City", "Big Apple"])
+    assert em == 0.0 and f == pytest.approx(0.8)
+    assert best_over_aliases("x", []) == (0.0, 0.0)
+
+
+def test_mean_and_percentile() -> None:
+    assert mean([]) == 0.0 and mean([1.0, 2.0]) == 1.5
+    assert percentile([], 50) == 0.0
+    values = [float(x) for x in range(1, 101)]
+    assert percentile(values, 50) == pytest.approx(50.5)
+    assert percentile(values, 95) == pytest.approx(95.05)

@@ -1,0 +1,117 @@
+"""Local Neo4j manager pieces that need no server: Java detection, neo4j.conf, POM, password,
+error handling (no Maven, port taken)."""
+
+from __future__ import annotations
+
+import socket
+import stat
+from pathlib import Path
+
+import pytest
+
+from terag_neo4j.config import Settings
+from terag_neo4j.server import neo4j as local
+
+
+@pytest.mark.parametrize(
+    ("output", "major"),
+    [
+        ('openjdk version "17.0.15" 2025-04-15\nOpenJDK Runtime Environment', 17),
+        ('openjdk version "21.0.8" 2025-07-15 LTS', 21),
+        ('openjdk version "21" 2023-09-19', 21),
+        ('java version "1.8.0_402"\nJava(TM) SE Runtime Environment', 8),
+        ("no version here", None),
+    ],
+)
+def test_parse_java_major(output: str, major: int | None) -> None:
+    assert local.parse_java_major(output) == major
+
+
+def test_find_java_gives_java_21_or_newer() -> None:
+    java = local.find_java()
+    assert (local.java_version(java) or 0) >= local.MIN_JAVA
+
+
+def _settings(tmp_path: Path, **kw: object) -> Settings:
+    return Settings(home=tmp_path, **kw)  # type: ignore[arg-type]
+
+
+def test_conf_is_loopback_with_auth_gds_and_memory(tmp_path: Path) -> None:
+    s = _settings(tmp_path, neo4j_bolt_port=17687, neo4j_http_port=17474, neo4j_heap="3g",
+                  neo4j_pagecache="512m")
+    conf = dict(
+        line.split("=", 1)
+        for line in local.render_conf(s, local.layout(s)).splitlines()
+        if line and not line.startswith("#")
+    )
+    assert conf["server.default_listen_address"] == "127.0.0.1"
+    assert conf["server.bolt.listen_address"] == "127.0.0.1:17687"
+    assert conf["server.http.listen_address"] == "127.0.0.1:17474"
+    assert conf["server.bolt.advertised_address"] == "127.0.0.1:17687"
+    assert conf["dbms.security.auth_enabled"] == "true"
+    assert conf["dbms.security.procedures.unrestricted"] == "gds.*"
+    assert conf["dbms.security.procedures.allowlist"] == "gds.*"
+    assert conf["server.memory.heap.max_size"] == "3g"
+    assert conf["server.memory.pagecache.size"] == "512m"
+    assert all(not v.startswith("0.0.0.0") for v in conf.values())
+
+
+def test_default_memory_suits_a_small_machine(tmp_path: Path) -> None:
+    s = Settings(home=tmp_path)
+    assert (s.neo4j_heap, s.neo4j_pagecache) == ("2g", "1g")
+
+
+def test_pom_pins_versions_and_names_no_repository() -> None:
+    pins = local.load_pins()
+    pom = local.render_pom(pins)
+    for v in (pins.neo4j, pins.gds, pins.browser, pins.ecj):
+        assert f"<version>{v}</version>" in pom
+    assert "<repositories>" not in pom and "://" not in pom
+
+
+def test_password_file_is_private_and_stable(tmp_path: Path) -> None:
+    lay = local.layout(_settings(tmp_path))
+    first = local.read_or_create_password(lay)
+    assert len(first) >= 16
+    assert stat.S_IMODE(lay.password_file.stat().st_mode) == 0o600
+    assert local.read_or_create_password(lay) == first
+
+
+def test_connection_prefers_neo4j_password(tmp_path: Path) -> None:
+    s = _settings(tmp_path, neo4j_password="explicit-pass", neo4j_bolt_port=17999)
+    assert local.connection(s) == ("bolt://127.0.0.1:17999", "neo4j", "explicit-pass")
+
+
+def test_heap_flag() -> None:
+    assert local._heap_flag("2g") == "2g"
+    assert local._heap_flag("512M") == "512m"
+    assert local._heap_flag("2GiB") == "2g"
+    with pytest.raises(local.ServerError):
+        local._heap_flag("lots")
+
+
+def test_missing_maven_is_reported_with_the_fix(monkeypatch: pytest.MonkeyPatch,
+                                                tmp_path: Path) -> None:
+    """Error handling: an empty PATH stands in for a machine without Maven."""
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(local.ServerError, match="apt-get install -y maven"):
+        local.find_maven()
+
+
+def test_start_refuses_a_taken_port(tmp_path: Path) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        s = _settings(tmp_path, neo4j_bolt_port=port, neo4j_http_port=port + 1)
+        with pytest.raises(local.ServerError, match=f"port {port} .* already taken"):
+            local.start(s)
+    # It failed before provisioning anything.
+    assert not local.layout(s).marker.exists()
+
+
+def test_stop_and_status_without_a_server(tmp_path: Path) -> None:
+    s = _settings(tmp_path)
+    assert local.stop(s) is False
+    st = local.status(s)
+    assert (st.running, st.bolt_ok, st.pid) == (False, False, None)
