@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup demo test unit lint bench bench-retrieval clean-venv
+.PHONY: setup system-deps demo test unit lint bench clean-venv
 
 setup: $(STAMP)
 
@@ -22,10 +22,23 @@ $(STAMP): pyproject.toml
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 
+# Debian packages the tests use: Chromium drives Neo4j Browser; Maven provisions the Neo4j jars.
+# Installed only when missing and when we may (root with apt-get); otherwise the browser test
+# skips saying why, and `terag server start` says how to install Maven.
+system-deps:
+	@missing=""; \
+	 command -v mvn >/dev/null || missing="$$missing maven"; \
+	 test -x /usr/bin/chromium || missing="$$missing chromium"; \
+	 test -x /usr/bin/chromedriver || missing="$$missing chromium-driver"; \
+	 if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	   echo "installing Debian packages:$$missing"; \
+	   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	 elif [ -n "$$missing" ]; then echo "not installed (needs root):$$missing"; fi
+
 demo: setup
 	$(BIN)/terag demo --answer
 
-test: setup
+test: setup system-deps
 	$(BIN)/python -m pytest
 
 unit: setup

@@ -101,7 +101,7 @@ def main() -> None:
     if args.extractor == "recorded":
         overrides["recorded_extractions"] = folder / "recorded_extractions.jsonl"
     settings = Settings().model_copy(update=overrides)
-    ns = f"bench_{args.dataset}_{args.extractor}".replace("-", "_")[:60]
+    ns = f"benchidx_{args.dataset}_{args.extractor}".replace("-", "_")[:60]
     runs = []
     for batch in args.batches or [None]:
         suffix = f"_b{batch}" if batch else ""

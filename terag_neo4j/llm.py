@@ -14,6 +14,7 @@ import asyncio
 import logging
 import threading
 import time
+import weakref
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -191,7 +192,8 @@ def _seconds(nanoseconds: int | None) -> float | None:
 class OllamaLLM:
     """Chat completions from one Ollama model with bounded concurrency, retries and a ledger.
 
-    ``transport``/``async_transport`` exist for unit tests with a fake HTTP transport only.
+    ``transport``/``async_transport`` exist for tests: a fake transport in unit tests, a recording
+    wrapper around the real one in integration tests.
     """
 
     def __init__(
@@ -209,12 +211,16 @@ class OllamaLLM:
         self._retry_backoff_s = float(
             getattr(settings, "llm_retry_backoff_s", DEFAULT_RETRY_BACKOFF_S)
         )
+        # See terag_neo4j.server.ollama.num_thread for why 1 is the default.
+        self._num_thread = int(getattr(settings, "llm_num_thread", 1))
         self._client = ollama.Client(
             host=self.host, timeout=settings.llm_timeout_s, transport=transport
         )
         self._async_transport = async_transport
         self._semaphore = threading.BoundedSemaphore(max(1, settings.llm_concurrency))
-        self._async_state: dict[int, tuple[ollama.AsyncClient, asyncio.Semaphore]] = {}
+        self._async_state: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, tuple[ollama.AsyncClient, asyncio.Semaphore]
+        ] = weakref.WeakKeyDictionary()
 
     # ---------------------------------------------------------------- helpers
 
@@ -245,6 +251,8 @@ class OllamaLLM:
             "temperature": self.settings.llm_temperature,
             "num_ctx": self.settings.llm_num_ctx,
             "num_predict": max_tokens if max_tokens is not None else self.settings.llm_max_tokens,
+            # Same value as the model's own so Ollama never reloads the runner between calls.
+            "num_thread": self._num_thread,
         }
 
     def _translate(self, exc: BaseException) -> LLMError:
@@ -320,14 +328,14 @@ class OllamaLLM:
 
     def _async_for_loop(self) -> tuple[ollama.AsyncClient, asyncio.Semaphore]:
         # httpx async clients and asyncio semaphores belong to one event loop.
-        loop_id = id(asyncio.get_running_loop())
-        state = self._async_state.get(loop_id)
+        loop = asyncio.get_running_loop()
+        state = self._async_state.get(loop)
         if state is None:
             client = ollama.AsyncClient(
                 host=self.host, timeout=self.settings.llm_timeout_s, transport=self._async_transport
             )
             state = (client, asyncio.Semaphore(max(1, self.settings.llm_concurrency)))
-            self._async_state[loop_id] = state
+            self._async_state[loop] = state
         return state
 
     async def acomplete(

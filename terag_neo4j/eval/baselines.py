@@ -20,7 +20,9 @@ log = logging.getLogger(__name__)
 
 
 def passage_text(doc: Document) -> str:
-    return f"{doc.title}\n{doc.text}" if doc.title else doc.text
+    # Exactly `Passage.content`, so the embedding cache shared with indexing hits.
+    text = doc.text.strip()
+    return f"{doc.title}\n{text}" if doc.title else text
 
 
 class TextEmbedder(Protocol):

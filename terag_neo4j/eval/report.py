@@ -196,7 +196,12 @@ def plot_recall_vs_tokens(results: Sequence[dict[str, Any]], path: Path) -> Path
             ax.scatter([x], [y], color=cmap(j % 10), marker=markers[i % len(markers)], s=50)
             ax.annotate(m, (x, y), fontsize=7, xytext=(4, 3), textcoords="offset points")
         ax.scatter([], [], color=cmap(j % 10), label=r["dataset"]["name"])
+    xmax = max(
+        (s["index_tokens"]["output"] for r in results for s in r["methods"].values()), default=0
+    )
     ax.set_xscale("symlog", linthresh=1000)
+    # Graphs built without an LLM sit at 0; keep them off the left edge.
+    ax.set_xlim(-300, max(10 * xmax, 10_000))
     ax.set_xlabel("indexing output tokens (symlog; 0 = no LLM)")
     ax.set_ylabel("Recall@5 (%)")
     ax.set_ylim(0, 100)

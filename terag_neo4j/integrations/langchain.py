@@ -13,7 +13,7 @@ retrieval mode and the query concepts that seeded the PageRank with their restar
 from __future__ import annotations
 
 import threading
-from typing import Any, Literal
+from typing import Literal
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForRetrieverRun,

@@ -61,7 +61,9 @@ def test_ledger_equals_server_reported_counts(ollama_settings: Settings) -> None
     prompts = ["Name three colours.", "List two animals that live in the sea.", "Count to five."]
     transport = RecordingTransport()
     llm = OllamaLLM(ollama_settings, TokenLedger(), transport=transport)
-    completions = llm.map(prompts, stage=Stage.EXTRACTION, run_id="it", items_per_prompt=2)
+    completions = llm.map(
+        prompts, stage=Stage.EXTRACTION, run_id="it", items_per_prompt=2, max_tokens=24
+    )
 
     assert len(transport.bodies) == 3
     server_in = sum(body["prompt_eval_count"] for body in transport.bodies)

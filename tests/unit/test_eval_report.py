@@ -33,12 +33,24 @@ CORPUS = [
     {"id": "cat", "title": "Cat", "text": "The cat is a small domesticated carnivorous mammal."},
 ]
 QUESTIONS = [
-    {"id": "q1", "question": "Which river flows through the capital of France?",
-     "answers": ["Seine"], "gold_ids": ["paris", "seine"]},
-    {"id": "q2", "question": "What is the capital of Germany?", "answers": ["Berlin"],
-     "gold_ids": ["berlin"]},
-    {"id": "q3", "question": "Where does the Rhine end?", "answers": ["North Sea"],
-     "gold_ids": ["rhine"]},
+    {
+        "id": "q1",
+        "question": "Which river flows through the capital of France?",
+        "answers": ["Seine"],
+        "gold_ids": ["paris", "seine"],
+    },
+    {
+        "id": "q2",
+        "question": "What is the capital of Germany?",
+        "answers": ["Berlin"],
+        "gold_ids": ["berlin"],
+    },
+    {
+        "id": "q3",
+        "question": "Where does the Rhine end?",
+        "answers": ["North Sea"],
+        "gold_ids": ["rhine"],
+    },
 ]
 
 
@@ -66,7 +78,11 @@ def _bench(toy: Path, tmp_path: Path, methods: list[str]) -> dict[str, Any]:
 def test_baseline_bench_result_has_every_number(toy: Path, tmp_path: Path) -> None:
     result = _bench(toy, tmp_path, ["bm25", "dense"])
     assert result["dataset"] == {
-        "name": "toyqa", "path": str(toy), "passages": 5, "questions": 3, "subset": False,
+        "name": "toyqa",
+        "path": str(toy),
+        "passages": 5,
+        "questions": 3,
+        "subset": False,
     }
     assert set(result["methods"]) == {"bm25", "dense"}
     for m in result["methods"].values():

@@ -211,6 +211,7 @@ def test_request_carries_model_messages_and_options(fast_retries: Settings) -> N
         "temperature": fast_retries.llm_temperature,
         "num_ctx": fast_retries.llm_num_ctx,
         "num_predict": 7,
+        "num_thread": 1,
     }
 
 
@@ -297,3 +298,6 @@ def test_acomplete_uses_the_same_ledger(fast_retries: Settings) -> None:
     assert asyncio.run(run()) == ["async"] * 3
     assert fake.requests == 4
     assert llm.ledger.totals().input_tokens == 27
+    # A second event loop gets its own client and semaphore.
+    assert asyncio.run(run()) == ["async"] * 3
+    assert llm.ledger.totals().calls == 6

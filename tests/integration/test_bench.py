@@ -1,0 +1,104 @@
+"""`terag bench` end to end on a unit-sized slice of real benchmark data, against real Neo4j+GDS.
+
+The corpus is cut to a few dozen passages (gold passages always kept) so the run takes about a
+minute; the full-size runs are documented in the report, not repeated here.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from terag_neo4j.cli import main
+from terag_neo4j.config import Settings
+from terag_neo4j.eval.bench import METHOD_CHOICES, BenchConfig, run_bench
+from terag_neo4j.eval.datasets import dataset_root, load_dataset
+
+pytestmark = pytest.mark.integration
+
+DATASET = "musique_hipporag_train100"  # the folder with recorded LLM extractions
+LIMIT = 5
+MAX_PASSAGES = 60
+
+
+@pytest.fixture
+def dataset_dir() -> Path:
+    folder = dataset_root() / DATASET
+    if not (folder / "corpus.jsonl").is_file():
+        pytest.skip(f"benchmark data not found at {folder} (set TERAG_DATASETS)")
+    return folder
+
+
+def test_bench_cli_on_a_slice(
+    base_settings: Settings,
+    namespace: str,
+    dataset_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for var, value in {
+        "NEO4J_URI": base_settings.neo4j_uri,
+        "NEO4J_USER": base_settings.neo4j_user,
+        "NEO4J_PASSWORD": base_settings.neo4j_password,
+        "NEO4J_DATABASE": base_settings.neo4j_database,
+        "TERAG_HOME": str(base_settings.home),
+    }.items():
+        monkeypatch.setenv(var, value or "")
+    out = tmp_path / "results"
+    argv = ["bench", str(dataset_dir), "--limit", str(LIMIT), "--max-passages", str(MAX_PASSAGES)]
+    argv += ["--out", str(out), "--namespace-prefix", namespace, "-q"]
+    assert main(argv) == 0
+
+    files = sorted(p.name for p in out.iterdir())
+    assert "results.md" in files and "recall_at_5.png" in files
+    assert "recall_vs_index_tokens.png" in files
+    [json_name] = [f for f in files if f.endswith(".json")]
+    result = json.loads((out / json_name).read_text())
+
+    assert result["dataset"]["questions"] == LIMIT
+    assert result["dataset"]["passages"] == MAX_PASSAGES and result["dataset"]["subset"]
+    # spaCy always; recorded because this folder ships recorded extractions
+    assert set(result["indexing"]) == {"spacy", "recorded"}
+    expected = {"bm25", "dense"}
+    for ext in ("spacy", "recorded"):
+        expected |= {f"terag-{ext}"} | {
+            f"terag-{ext}/{v}" for v in METHOD_CHOICES if v not in ("bm25", "dense", "terag")
+        }
+    assert set(result["methods"]) == expected
+    for name, m in result["methods"].items():
+        assert 0.0 <= m["recall"]["2"] <= m["recall"]["5"] <= 1.0, name
+        assert len(m["per_question"]) == LIMIT
+        assert all(len(q["retrieved"]) <= 5 for q in m["per_question"])
+        assert m["latency_ms"]["p95"] > 0
+    assert result["methods"]["bm25"]["recall"]["5"] > 0
+    assert result["methods"]["terag-spacy"]["recall"]["5"] > 0
+    assert result["methods"]["terag-recorded"]["recall"]["5"] > 0
+
+    for ext, ix in result["indexing"].items():
+        assert ix["namespace"].startswith(namespace)
+        assert ix["passages"] == MAX_PASSAGES, ext
+        assert ix["concepts"] > 0 and ix["has_passage"] > 0
+        assert ix["throughput_passages_per_s"] > 0
+        # neither backend calls an LLM here: the graph cost no tokens
+        assert ix["tokens"]["input"] == 0 and ix["tokens"]["output"] == 0
+    assert result["answers"] is None
+
+    # A re-run reuses the indexed namespace (nothing rewritten) and ranks the same way.
+    dataset = load_dataset(dataset_dir, limit=LIMIT, max_passages=MAX_PASSAGES)
+    again = run_bench(
+        base_settings,
+        dataset,
+        BenchConfig(
+            extractors=["spacy"],
+            methods=["terag", "hybrid"],
+            namespace_prefix=namespace,
+            progress=False,
+        ),
+    )
+    assert again["indexing"]["spacy"]["this_run"]["passages_new"] == 0
+    for name in ("terag-spacy", "terag-spacy/hybrid"):
+        assert [q["retrieved"] for q in again["methods"][name]["per_question"]] == [
+            q["retrieved"] for q in result["methods"][name]["per_question"]
+        ]

@@ -1,0 +1,65 @@
+"""Unit tests of the Ollama server manager's pure parts (no server, no build)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import ollama
+
+from terag_neo4j.config import Settings
+from terag_neo4j.server import ollama as srv
+
+# `ollama show` output of a model created by `ensure_model` on Ollama 0.17.4.
+SHOWN_PARAMETERS = (
+    "num_ctx                        2048\n"
+    "num_thread                     1\n"
+    "repeat_penalty                 1.1\n"
+    'stop                           "<|im_start|>"\n'
+    'stop                           "<|im_end|>"\n'
+    'stop                           "<|endoftext|>"\n'
+    "temperature                    0"
+)
+
+
+def show(parameters: str, template: str = srv.SMOLLM2_TEMPLATE) -> ollama.ShowResponse:
+    return ollama.ShowResponse.model_validate(
+        {"parameters": parameters, "template": template, "model_info": {}}
+    )
+
+
+def test_normalize_host() -> None:
+    assert srv.normalize_host("127.0.0.1:11434") == "http://127.0.0.1:11434"
+    assert srv.normalize_host("http://localhost:5000") == "http://localhost:5000"
+    assert srv.normalize_host("0.0.0.0") == "http://127.0.0.1:11434"
+
+
+def test_parse_show_parameters() -> None:
+    parsed = srv._parse_parameters(SHOWN_PARAMETERS)
+    assert parsed["stop"] == ["<|im_start|>", "<|im_end|>", "<|endoftext|>"]
+    assert parsed["num_ctx"] == ["2048"]
+
+
+def test_model_is_current_detects_drift() -> None:
+    settings = Settings().model_copy(update={"llm_num_ctx": 2048, "llm_temperature": 0.0})
+    assert srv.model_is_current(show(SHOWN_PARAMETERS), settings)
+    assert not srv.model_is_current(show(SHOWN_PARAMETERS.replace("2048", "4096")), settings)
+    without_thread = "\n".join(
+        line for line in SHOWN_PARAMETERS.splitlines() if "num_thread" not in line
+    )
+    assert not srv.model_is_current(show(without_thread), settings)
+    assert not srv.model_is_current(show(SHOWN_PARAMETERS, template="{{ .Prompt }}"), settings)
+
+
+def test_modelfile_uses_the_packaged_gguf_and_chatml() -> None:
+    gguf = srv.gguf_path()
+    assert gguf.name == srv.GGUF_FILE and gguf.stat().st_size > 50_000_000
+    text = srv.modelfile(gguf, Settings())
+    assert text.startswith(f"FROM {gguf}\n")
+    assert "<|im_start|>{{ .Role }}\n{{ .Content }}<|im_end|>" in text
+    assert 'PARAMETER stop "<|im_end|>"' in text
+
+
+def test_paths_live_under_home(tmp_path: Path) -> None:
+    settings = Settings().model_copy(update={"home": tmp_path})
+    assert srv.binary_path(settings) == settings.home / "ollama" / srv.OLLAMA_VERSION / "ollama"
+    assert srv.models_dir(settings).is_relative_to(settings.home)
