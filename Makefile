@@ -7,6 +7,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
+# Ollama is built with Go on first use; the Go toolchain is often installed here.
+export PATH := $(PATH):/usr/local/go/bin
 
 .PHONY: setup system-deps demo test unit lint bench clean-venv
 

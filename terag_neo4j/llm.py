@@ -36,7 +36,6 @@ from terag_neo4j.config import Settings
 
 log = logging.getLogger(__name__)
 
-DEFAULT_RETRY_BACKOFF_S = 0.5
 MAX_RETRY_WAIT_S = 8.0
 
 
@@ -208,11 +207,9 @@ class OllamaLLM:
         self.ledger = ledger if ledger is not None else TokenLedger()
         self.model = settings.llm_model
         self.host = settings.ollama_host
-        self._retry_backoff_s = float(
-            getattr(settings, "llm_retry_backoff_s", DEFAULT_RETRY_BACKOFF_S)
-        )
+        self._retry_backoff_s = settings.llm_retry_backoff_s
         # See terag_neo4j.server.ollama.num_thread for why 1 is the default.
-        self._num_thread = int(getattr(settings, "llm_num_thread", 1))
+        self._num_thread = settings.llm_num_thread
         self._client = ollama.Client(
             host=self.host, timeout=settings.llm_timeout_s, transport=transport
         )

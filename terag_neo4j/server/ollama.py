@@ -450,7 +450,7 @@ def num_thread(settings: Settings) -> int:
     ggml's worker threads spin-wait at every barrier; on this 2-core machine shared with Neo4j and
     the embedder, 2 threads measured 0.8-1.2 decode tok/s against 19-48 tok/s with 1 thread.
     """
-    return int(getattr(settings, "llm_num_thread", 1))
+    return settings.llm_num_thread
 
 
 def model_parameters(settings: Settings) -> dict[str, object]:

@@ -11,7 +11,6 @@ from typing import Any
 import httpx
 import pytest
 
-from terag_neo4j import llm as llm_module
 from terag_neo4j.config import Settings
 from terag_neo4j.llm import (
     LLMUnavailableError,
@@ -109,13 +108,14 @@ def test_unknown_model_raises_model_not_found(ollama_settings: Settings) -> None
     assert llm.ledger.totals().calls == 0
 
 
-def test_unreachable_server_fails_fast_after_bounded_retries(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(llm_module, "DEFAULT_RETRY_BACKOFF_S", 0.05)
+def test_unreachable_server_fails_fast_after_bounded_retries() -> None:
     port = srv.free_port()  # bound then closed: nothing listens there
     settings = Settings().model_copy(
-        update={"ollama_host": f"http://127.0.0.1:{port}", "llm_retries": 2}
+        update={
+            "ollama_host": f"http://127.0.0.1:{port}",
+            "llm_retries": 2,
+            "llm_retry_backoff_s": 0.05,
+        }
     )
     llm = OllamaLLM(settings)
     started = time.monotonic()

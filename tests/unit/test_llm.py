@@ -12,7 +12,6 @@ import httpx
 import ollama
 import pytest
 
-from terag_neo4j import llm as llm_module
 from terag_neo4j.config import Settings
 from terag_neo4j.llm import (
     LLMCall,
@@ -164,10 +163,14 @@ class FakeAsyncOllamaTransport(httpx.AsyncBaseTransport):
 
 
 @pytest.fixture()
-def fast_retries(monkeypatch: pytest.MonkeyPatch) -> Settings:
-    monkeypatch.setattr(llm_module, "DEFAULT_RETRY_BACKOFF_S", 0.001)
+def fast_retries() -> Settings:
     return Settings().model_copy(
-        update={"ollama_host": "http://127.0.0.1:9", "llm_retries": 3, "llm_concurrency": 2}
+        update={
+            "ollama_host": "http://127.0.0.1:9",
+            "llm_retries": 3,
+            "llm_concurrency": 2,
+            "llm_retry_backoff_s": 0.001,
+        }
     )
 
 
