@@ -10,7 +10,7 @@ export TOKENIZERS_PARALLELISM := false
 # Ollama is built with Go on first use; the Go toolchain is often installed here.
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: setup system-deps demo test unit lint bench clean-venv
+.PHONY: setup system-deps demo test unit lint bench bench-eval clean-venv
 
 setup: $(STAMP)
 
@@ -50,8 +50,14 @@ lint: setup
 	$(BIN)/ruff check terag_neo4j tests
 	$(BIN)/mypy
 
+# Benchmarks (need ../shared/datasets or TERAG_DATASETS); numbers go to bench/results/.
 bench: setup
-	$(BIN)/python -m terag_neo4j.eval.bench_indexing
+	$(BIN)/python -m bench.indexing --dataset 2wikimultihopqa --extractor spacy
+	$(BIN)/python -m bench.indexing --dataset musique_hipporag_train100 --extractor recorded
+	$(BIN)/python -m bench.retrieval --dataset 2wikimultihopqa
+
+bench-eval: setup
+	$(BIN)/terag bench all
 
 clean-venv:
 	rm -rf $(VENV)

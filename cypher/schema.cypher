@@ -6,6 +6,7 @@ CREATE CONSTRAINT terag_namespace_name IF NOT EXISTS FOR (n:Namespace) REQUIRE n
 CREATE CONSTRAINT terag_ingest_run_id IF NOT EXISTS FOR (r:IngestRun) REQUIRE r.run_id IS UNIQUE;
 CREATE INDEX terag_passage_doc IF NOT EXISTS FOR (p:Passage) ON (p.namespace, p.doc_id);
 CREATE INDEX terag_concept_norm IF NOT EXISTS FOR (c:Concept) ON (c.namespace, c.norm);
+CREATE INDEX terag_cooccurrence_pair IF NOT EXISTS FOR ()-[r:CO_OCCURRENCE]-() ON (r.pair);
 CREATE INDEX terag_ingest_run_ns IF NOT EXISTS FOR (r:IngestRun) ON (r.namespace);
 CREATE VECTOR INDEX terag_concept_embedding IF NOT EXISTS FOR (c:Concept) ON c.embedding
   OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}};

@@ -70,6 +70,8 @@ class Settings(BaseSettings):
     namespace: str = "default"
     extractor: ExtractorName = "ollama"
     recorded_extractions: Path | None = None
+    # spaCy backend: which noun phrases become concepts besides the named entities
+    spacy_noun_chunks: Literal["all", "multiword", "none"] = "multiword"
     chunk_tokens: int = 256
     chunk_overlap: int = 32
     extraction_batch: int = 1

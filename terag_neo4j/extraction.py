@@ -17,7 +17,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol
 
 from terag_neo4j.config import Settings
 from terag_neo4j.documents import Passage, content_hash
@@ -418,9 +418,13 @@ class SpacyExtractor:
     """Zero-LLM-token extraction: spaCy named entities plus noun-phrase concepts."""
 
     name = "spacy"
-    version = "spacy-ner-np-v1"
 
-    def __init__(self, model: str = _SPACY_MODEL, n_process: int = 1) -> None:
+    def __init__(
+        self,
+        model: str = _SPACY_MODEL,
+        n_process: int = 1,
+        noun_chunks: Literal["all", "multiword", "none"] = "multiword",
+    ) -> None:
         import spacy
 
         try:
@@ -431,6 +435,8 @@ class SpacyExtractor:
             ) from e
         self.model = f"{model}-{self._nlp.meta.get('version', '?')}"
         self.n_process = n_process
+        self.noun_chunks = noun_chunks
+        self.version = f"spacy-ner-np-v1-{noun_chunks}"
 
     def _concepts(self, doc: object) -> tuple[Concept, ...]:
         out: list[Concept] = []
@@ -440,14 +446,17 @@ class SpacyExtractor:
             if t and (c := make_concept(t, ent.text)):
                 out.append(c)
                 ent_norms.add(c.norm)
+        if self.noun_chunks == "none":
+            return dedupe(out)
         for chunk in doc.noun_chunks:  # type: ignore[attr-defined]
             toks = [
-                t
-                for t in chunk
-                if not (t.is_stop or t.is_punct or t.pos_ in {"DET", "PRON", "NUM"})
+                t for t in chunk if not (t.is_stop or t.is_punct or t.pos_ in {"DET", "PRON", "NUM"})
             ]
             if not toks or all(t.pos_ == "PROPN" for t in toks):
                 continue  # proper-noun chunks are entities already (or NER missed them on purpose)
+            if self.noun_chunks == "multiword" and len(toks) < 2:
+                # Single common nouns ("film", "country") join half the corpus: hubs, not concepts.
+                continue
             c = make_concept(CONCEPT, " ".join(t.text for t in toks))
             if c and c.norm not in ent_norms:
                 out.append(c)
@@ -522,7 +531,7 @@ def make_extractor(
     if backend == "ollama":
         return OllamaExtractor(llm or OllamaLLM(settings), settings.extraction_batch)
     if backend == "spacy":
-        return SpacyExtractor()
+        return SpacyExtractor(noun_chunks=settings.spacy_noun_chunks)
     if backend == "recorded":
         if settings.recorded_extractions is None:
             raise ValueError(
@@ -551,8 +560,10 @@ def extract_with_cache(
     todo: list[Passage] = []
     for p, k in zip(passages, keys, strict=True):
         if k in hits:
-            concepts, _, _ = hits[k]
-            results[p.id] = Extraction(p.id, p.hash, concepts, cached=True)
+            concepts, tin, tout = hits[k]
+            # The tokens were paid by the run that filled the cache; kept so a graph rebuilt from
+            # the cache still knows what its extraction cost.
+            results[p.id] = Extraction(p.id, p.hash, concepts, tin, tout, cached=True)
         else:
             todo.append(p)
     if hits:

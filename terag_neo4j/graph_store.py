@@ -149,13 +149,43 @@ class NamespaceInfo:
     output_tokens: int = 0
 
 
+def pair_key(a: str, b: str) -> int:
+    """The index key of an unordered concept pair: a 64-bit hash, far smaller than the uids."""
+    digest = hashlib.blake2b(f"{a}~{b}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
 def _pair_deltas(concept_lists: Sequence[Sequence[str]], sign: int) -> list[dict[str, Any]]:
     # Aggregating in Python first turns N passages x k^2 pairs into one row per distinct pair.
     counts: Counter[tuple[str, str]] = Counter()
     for uids in concept_lists:
         for a, b in combinations(sorted(set(uids)), 2):
             counts[(a, b)] += 1
-    return [{"a": a, "b": b, "delta": sign * n} for (a, b), n in counts.items()]
+    return [
+        {"a": a, "b": b, "pair": pair_key(a, b), "delta": sign * n} for (a, b), n in counts.items()
+    ]
+
+
+def _apply_pair_deltas(
+    tx: ManagedTransaction,
+    rows: Sequence[dict[str, Any]],
+    batch: int,
+    new_concepts: frozenset[str] = frozenset(),
+) -> None:
+    """Add `delta` to each pair's count, creating missing pairs and deleting emptied ones.
+
+    A pair with a concept created in this transaction cannot exist yet, so it skips the lookup.
+    """
+    fresh = [r for r in rows if r["a"] in new_concepts or r["b"] in new_concepts]
+    known = [r for r in rows if not (r["a"] in new_concepts or r["b"] in new_concepts)]
+    for chunk in _chunks(known, batch):
+        existed = {r["pair"] for r in tx.run(load_cypher("add_cooccurrence"), rows=chunk)}
+        fresh.extend(r for r in chunk if r["pair"] not in existed and r["delta"] > 0)
+        emptied = [r["pair"] for r in chunk if r["delta"] < 0]
+        if emptied:
+            tx.run(load_cypher("prune_cooccurrence"), pairs=emptied).consume()
+    for chunk in _chunks(fresh, batch):
+        tx.run(load_cypher("create_cooccurrence"), rows=chunk).consume()
 
 
 def _chunks(rows: Sequence[T], size: int) -> Iterator[Sequence[T]]:
@@ -289,14 +319,19 @@ class GraphStore:
             ]
             for rows in _chunks(prow, self.write_batch):
                 tx.run(load_cypher("upsert_passages"), rows=rows, namespace=namespace).consume()
-            crow = list(concept_rows.values())
+            existing: set[str] = set()
+            for uids_chunk in _chunks(list(concept_rows), self.write_batch * 5):
+                existing.update(
+                    r["uid"] for r in tx.run(load_cypher("existing_concepts"), uids=uids_chunk)
+                )
+            created = frozenset(concept_rows) - existing
+            crow = [row for uid, row in concept_rows.items() if uid in created]
             for rows in _chunks(crow, self.write_batch):
                 tx.run(load_cypher("upsert_concepts"), rows=rows, namespace=namespace).consume()
             for rows in _chunks(links, self.write_batch):
                 tx.run(load_cypher("link_passages"), rows=rows).consume()
             pairs = _pair_deltas([link["concepts"] for link in links], +1)
-            for rows in _chunks(pairs, self.write_batch * 5):
-                tx.run(load_cypher("add_cooccurrence"), rows=rows).consume()
+            _apply_pair_deltas(tx, pairs, self.write_batch * 5, created)
             for freq_uids in _chunks(list(concept_rows), self.write_batch * 5):
                 tx.run(load_cypher("update_frequency"), uids=freq_uids).consume()
             stats.passages = len(new)
@@ -365,7 +400,7 @@ class GraphStore:
 
     def require_namespace(self, namespace: str) -> None:
         check_namespace(namespace)
-        if not self.read("describe_namespace", namespace=namespace):
+        if not self.read("namespace_version", namespace=namespace):
             known = ", ".join(n.name for n in self.namespaces()) or "none yet"
             raise NamespaceNotFound(
                 f"namespace {namespace!r} does not exist (known: {known}); index documents into it first"
@@ -394,8 +429,15 @@ class GraphStore:
             has_passage=r["has_passage"],
             co_occurrence=r["co_occurrence"],
             runs=runs,
-            input_tokens=sum(int(x.get("input_tokens") or 0) for x in runs),
-            output_tokens=sum(int(x.get("output_tokens") or 0) for x in runs),
+            # What the graph's extraction cost, including extractions a run took from the cache
+            # (a resumed or rebuilt ingest); runs that skipped unchanged passages add nothing.
+            input_tokens=sum(
+                int(x.get("input_tokens") or 0) + int(x.get("cached_input_tokens") or 0) for x in runs
+            ),
+            output_tokens=sum(
+                int(x.get("output_tokens") or 0) + int(x.get("cached_output_tokens") or 0)
+                for x in runs
+            ),
         )
 
     def fingerprint(self, namespace: str) -> str:
@@ -415,8 +457,7 @@ def _delete_passages_tx(tx: ManagedTransaction, uids: Sequence[str]) -> int:
         return 0
     rows = [r.data() for r in tx.run(load_cypher("passage_concepts"), uids=list(uids))]
     lists = [r["concepts"] for r in rows]
-    for chunk in _chunks(_pair_deltas(lists, -1), 5000):
-        tx.run(load_cypher("add_cooccurrence"), rows=chunk).consume()
+    _apply_pair_deltas(tx, _pair_deltas(lists, -1), 5000)
     tx.run(load_cypher("delete_passages"), uids=list(uids)).consume()
     touched = sorted({c for cs in lists for c in cs})
     for chunk in _chunks(touched, 5000):

@@ -39,8 +39,10 @@ class IngestReport:
     passages_without_concepts: int = 0
     extracted_fresh: int = 0
     extracted_cached: int = 0
-    input_tokens: int = 0
+    input_tokens: int = 0  # spent by this run (equals the LLM ledger)
     output_tokens: int = 0
+    cached_input_tokens: int = 0  # what the extractions taken from the cache cost when made
+    cached_output_tokens: int = 0
     concepts_touched: int = 0
     has_passage: int = 0
     cooccurrence_rows: int = 0
@@ -52,12 +54,19 @@ class IngestReport:
     warnings: list[str] = field(default_factory=list)
 
     @property
+    def extracted(self) -> int:
+        return self.extracted_fresh + self.extracted_cached
+
+    @property
     def input_per_passage(self) -> float:
-        return self.input_tokens / self.extracted_fresh if self.extracted_fresh else 0.0
+        """Extraction input tokens per passage, whether paid now or taken from the cache."""
+        total = self.input_tokens + self.cached_input_tokens
+        return total / self.extracted if self.extracted else 0.0
 
     @property
     def output_per_passage(self) -> float:
-        return self.output_tokens / self.extracted_fresh if self.extracted_fresh else 0.0
+        total = self.output_tokens + self.cached_output_tokens
+        return total / self.extracted if self.extracted else 0.0
 
     @property
     def passages_per_s(self) -> float:
@@ -78,8 +87,9 @@ class IngestReport:
             f"{self.passages_total} passages, {self.passages_new} written "
             f"({self.passages_replaced} replaced), {self.passages_unchanged} unchanged, "
             f"{self.passages_without_concepts} without concepts\n"
-            f"  tokens: {self.input_tokens} in / {self.output_tokens} out over "
-            f"{self.extracted_fresh} fresh extractions ({self.extracted_cached} from cache) = "
+            f"  tokens spent: {self.input_tokens} in / {self.output_tokens} out on "
+            f"{self.extracted_fresh} extractions ({self.extracted_cached} more from cache, made for "
+            f"{self.cached_input_tokens} in / {self.cached_output_tokens} out) = "
             f"{self.input_per_passage:.1f} in / {self.output_per_passage:.1f} out per passage\n"
             f"  time: {self.total_s:.1f}s (extract {self.extraction_s:.1f}s, embed "
             f"{self.embedding_s:.1f}s, write {self.write_s:.1f}s) = {self.passages_per_s:.1f} passages/s; "
@@ -162,8 +172,12 @@ class Indexer:
         )
         report.extraction_s += time.perf_counter() - t
         for e in extractions:
-            report.input_tokens += e.input_tokens
-            report.output_tokens += e.output_tokens
+            if e.cached:
+                report.cached_input_tokens += e.input_tokens
+                report.cached_output_tokens += e.output_tokens
+            else:
+                report.input_tokens += e.input_tokens
+                report.output_tokens += e.output_tokens
             report.extracted_cached += e.cached
             report.extracted_fresh += not e.cached
             report.passages_without_concepts += not e.concepts

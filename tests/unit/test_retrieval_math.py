@@ -2,7 +2,7 @@
 
 import pytest
 
-from terag_neo4j.graph_store import _pair_deltas
+from terag_neo4j.graph_store import _pair_deltas, pair_key
 from terag_neo4j.retrieval import MatchedConcept, RetrievedPassage, restart_weights, rrf_fuse
 
 
@@ -49,7 +49,9 @@ def test_pair_deltas_count_each_unordered_pair_once_per_passage() -> None:
     rows = _pair_deltas([["b", "a", "c"], ["a", "b"], ["a", "a"]], +1)
     got = {(r["a"], r["b"]): r["delta"] for r in rows}
     assert got == {("a", "b"): 2, ("a", "c"): 1, ("b", "c"): 1}
-    assert {r["delta"] for r in _pair_deltas([["x", "y"]], -1)} == {-1}
+    (row,) = _pair_deltas([["y", "x"]], -1)
+    assert (row["a"], row["b"], row["delta"]) == ("x", "y", -1)
+    assert row["pair"] == pair_key("x", "y") != pair_key("y", "x")
 
 
 def test_rrf_rewards_agreement() -> None:
