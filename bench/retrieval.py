@@ -51,11 +51,12 @@ def main() -> None:
     ap.add_argument("--dataset", default="2wikimultihopqa")
     ap.add_argument("--extractor", default="spacy")
     ap.add_argument("--limit", type=int)
+    ap.add_argument("--namespace", help="default: the one bench.indexing builds")
     ap.add_argument("--orientation", default="directed", choices=["directed", "undirected"])
     args = ap.parse_args()
     folder = datasets_root() / args.dataset
     questions = load_questions(folder)[: args.limit]
-    ns = f"bench_{args.dataset}_{args.extractor}".replace("-", "_")[:60]
+    ns = args.namespace or f"benchidx_{args.dataset}_{args.extractor}".replace("-", "_")[:60]
     settings = Settings().model_copy(
         update={"namespace": ns, "extractor": "spacy", "orientation": args.orientation}
     )

@@ -84,7 +84,8 @@ class Settings(BaseSettings):
     semantic_top_n: int = 3
     damping: float = 0.85
     max_iterations: int = 100
-    tolerance: float = 1e-7
+    # 1e-6 keeps the top-5 identical to a converged (1e-9) run in our checks at half the cost of 1e-7
+    tolerance: float = 1e-6
     similarity_mode: Literal["entity", "query"] = "entity"
     orientation: Literal["directed", "undirected"] = "directed"
     hybrid: bool = False

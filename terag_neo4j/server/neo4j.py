@@ -37,6 +37,7 @@ import yaml
 
 from terag_neo4j.config import Settings
 from terag_neo4j.server._gds_extension import EXTENSION_CLASS, EXTENSION_PATH, EXTENSION_SOURCE
+from terag_neo4j.server._process import pid_alive
 
 log = logging.getLogger(__name__)
 
@@ -280,7 +281,7 @@ def render_pom(pins: Pins) -> str:
         ]
     )
     return (
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<project><modelVersion>4.0.0</modelVersion>"
+        '<?xml version="1.0" encoding="UTF-8"?>\n<project><modelVersion>4.0.0</modelVersion>'
         "<groupId>local.terag</groupId><artifactId>neo4j-server-home</artifactId>"
         f"<version>{pins.neo4j}</version><packaging>pom</packaging>"
         f"<dependencies>{dep_xml}</dependencies>"
@@ -320,7 +321,12 @@ def provision(settings: Settings, pins: Pins | None = None) -> Layout:
     # Maven itself runs on any Java >= 8; keep the user's JAVA_HOME if they have one.
     cmd = [mvn, "-B", "-q", "-f", str(lay.root / "pom.xml"), "generate-resources"]
     proc = subprocess.run(
-        cmd, cwd=lay.root, capture_output=True, text=True, env=env, timeout=PROVISION_TIMEOUT_S,
+        cmd,
+        cwd=lay.root,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=PROVISION_TIMEOUT_S,
         check=False,
     )
     if proc.returncode != 0:
@@ -345,13 +351,16 @@ def _build_extension(lay: Layout, java: str) -> None:
     (src / EXTENSION_PATH).write_text(EXTENSION_SOURCE, encoding="utf-8")
     # ecj does not expand "dir/*" class paths like the java launcher does.
     classpath = os.pathsep.join(
-        str(p) for p in sorted(lay.plugins.glob("*.jar")) + sorted(lay.lib.glob("*.jar"))
+        str(p)
+        for p in sorted(lay.plugins.glob("*.jar")) + sorted(lay.lib.glob("*.jar"))
         if p.name != EXTENSION_JAR
     )
     proc = subprocess.run(
-        [java, "-jar", str(ecj[0]), "-21", "-nowarn", "-cp", classpath,
-         "-d", str(out), str(src)],
-        capture_output=True, text=True, timeout=300, check=False,
+        [java, "-jar", str(ecj[0]), "-21", "-nowarn", "-cp", classpath, "-d", str(out), str(src)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     if proc.returncode != 0:
         raise ServerError(f"compiling the OpenGDS wiring class failed:\n{proc.stdout}{proc.stderr}")
@@ -484,17 +493,9 @@ def _is_our_server(pid: int) -> bool:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except (OSError, IndexError):
-        return _pid_alive_portable(pid)
+        return pid_alive(pid)
     return state != "Z" and MAIN_CLASS.encode() in cmdline
 
-
-def _pid_alive_portable(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
     return True
 
 
@@ -559,7 +560,11 @@ def _set_initial_password(java: str, lay: Layout, password: str) -> None:
     env = dict(os.environ, NEO4J_HOME=str(lay.root), NEO4J_CONF=str(lay.conf))
     proc = subprocess.run(
         [java, "-cp", str(lay.lib / "*"), ADMIN_CLASS, "dbms", "set-initial-password", password],
-        capture_output=True, text=True, env=env, timeout=120, check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
     )
     if proc.returncode != 0:
         raise ServerError(f"setting the initial password failed:\n{proc.stdout}{proc.stderr}")
@@ -580,8 +585,18 @@ def start(settings: Settings, timeout_s: float = START_TIMEOUT_S) -> ServerInfo:
     pid = _running_pid(lay)
     if pid is not None:
         _wait_for_bolt(lay, pid, uri, user, password, timeout_s, proc=None)
-        return ServerInfo(uri, user, password, pid, http_url, pins.neo4j, pins.gds, lay.root,
-                          False, time.monotonic() - t0)
+        return ServerInfo(
+            uri,
+            user,
+            password,
+            pid,
+            http_url,
+            pins.neo4j,
+            pins.gds,
+            lay.root,
+            False,
+            time.monotonic() - t0,
+        )
 
     for name, port in (("Bolt", settings.neo4j_bolt_port), ("HTTP", settings.neo4j_http_port)):
         if port_in_use(port):
@@ -600,15 +615,26 @@ def start(settings: Settings, timeout_s: float = START_TIMEOUT_S) -> ServerInfo:
 
     heap = _heap_flag(settings.neo4j_heap)
     cmd = [
-        java, f"-Xms{heap}", f"-Xmx{heap}", *JVM_OPTIONS,
-        "-cp", f"{lay.plugins / '*'}{os.pathsep}{lay.lib / '*'}",
-        MAIN_CLASS, f"--home-dir={lay.root}", f"--config-dir={lay.conf}",
+        java,
+        f"-Xms{heap}",
+        f"-Xmx{heap}",
+        *JVM_OPTIONS,
+        "-cp",
+        f"{lay.plugins / '*'}{os.pathsep}{lay.lib / '*'}",
+        MAIN_CLASS,
+        f"--home-dir={lay.root}",
+        f"--config-dir={lay.conf}",
     ]
     log.info("Starting Neo4j %s (GDS %s) from %s", pins.neo4j, pins.gds, lay.root)
     with lay.console_log.open("ab") as console:
         proc = subprocess.Popen(
-            cmd, cwd=lay.root, stdin=subprocess.DEVNULL, stdout=console, stderr=subprocess.STDOUT,
-            start_new_session=True, env=dict(os.environ, NEO4J_HOME=str(lay.root)),
+            cmd,
+            cwd=lay.root,
+            stdin=subprocess.DEVNULL,
+            stdout=console,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env=dict(os.environ, NEO4J_HOME=str(lay.root)),
         )
     lay.pid_file.write_text(f"{proc.pid}\n")
     try:
@@ -619,8 +645,9 @@ def start(settings: Settings, timeout_s: float = START_TIMEOUT_S) -> ServerInfo:
         raise
     elapsed = time.monotonic() - t0
     log.info("Neo4j is up at %s (pid %d) after %.1fs", uri, proc.pid, elapsed)
-    return ServerInfo(uri, user, password, proc.pid, http_url, pins.neo4j, pins.gds, lay.root,
-                      True, elapsed)
+    return ServerInfo(
+        uri, user, password, proc.pid, http_url, pins.neo4j, pins.gds, lay.root, True, elapsed
+    )
 
 
 def _wait_for_bolt(

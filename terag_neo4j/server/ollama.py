@@ -36,6 +36,7 @@ import httpx
 import ollama
 
 from terag_neo4j.config import Settings
+from terag_neo4j.server._process import pid_alive
 
 log = logging.getLogger(__name__)
 
@@ -341,14 +342,6 @@ def has_model(host: str, model: str, timeout_s: float = 10.0) -> bool:
         raise
     return True
 
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
     return True
 
 
@@ -416,7 +409,7 @@ def start(
 def stop(server: OllamaServer | int, timeout_s: float = 15.0) -> bool:
     """Stop the server's process group (`ollama serve` and its runners); True if it was running."""
     pid = server.pid if isinstance(server, OllamaServer) else server
-    if not _pid_alive(pid) or not _is_our_ollama(pid):
+    if not pid_alive(pid) or not _is_our_ollama(pid):
         return False
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, signal.SIGTERM)
@@ -424,7 +417,7 @@ def stop(server: OllamaServer | int, timeout_s: float = 15.0) -> bool:
     while time.monotonic() < deadline:
         with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)
-        if not _pid_alive(pid) or not _is_our_ollama(pid):
+        if not pid_alive(pid) or not _is_our_ollama(pid):
             return True
         time.sleep(0.1)
     with contextlib.suppress(ProcessLookupError):
@@ -555,7 +548,7 @@ def running_server(settings: Settings) -> OllamaServer | None:
     server = read_pid_file(settings)
     if server is None:
         return None
-    if _pid_alive(server.pid) and _is_our_ollama(server.pid):
+    if pid_alive(server.pid) and _is_our_ollama(server.pid):
         return server
     pid_file(settings).unlink(missing_ok=True)
     return None

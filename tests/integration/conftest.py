@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,3 +31,15 @@ def base_settings(neo4j_conn: object, tmp_path_factory: pytest.TempPathFactory) 
 def spacy_client(base_settings: Settings, namespace: str) -> Iterator[TeragClient]:
     with TeragClient(base_settings, namespace=namespace) as client:
         yield client
+
+
+@pytest.fixture(scope="module")
+def sample_client(base_settings: Settings) -> Iterator[TeragClient]:
+    """The sample corpus indexed once per test module, in its own namespace (dropped after)."""
+    ns = f"mod-{uuid.uuid4().hex[:10]}"
+    with TeragClient(base_settings, namespace=ns) as client:
+        client.index([SAMPLE], progress=False)
+        try:
+            yield client
+        finally:
+            client.drop(ns)

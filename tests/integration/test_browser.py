@@ -12,7 +12,6 @@ import os
 import re
 import shutil
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,9 +19,6 @@ from typing import Any
 import pytest
 
 from terag_neo4j.client import TeragClient
-from terag_neo4j.config import Settings
-
-from .conftest import SAMPLE
 
 KIT = Path(__file__).resolve().parents[2] / "cypher" / "browser"
 QUERIES = sorted(p.stem for p in KIT.glob("*.cypher"))
@@ -51,13 +47,18 @@ def header_params(text: str) -> dict[str, str]:
 def query_body(text: str) -> str:
     """The statement without its comment lines, on one line (what a person pastes and runs)."""
     return " ".join(
-        line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith("//")
+        line.strip()
+        for line in text.splitlines()
+        if line.strip() and not line.strip().startswith("//")
     )
 
 
 def test_every_kit_query_declares_its_parameters() -> None:
     assert set(QUERIES) == {
-        "concept_neighbourhood", "concept_passages", "namespace_overview", "top_concepts",
+        "concept_neighbourhood",
+        "concept_passages",
+        "namespace_overview",
+        "top_concepts",
         "why_retrieved",
     }
     for name in QUERIES:
@@ -74,32 +75,24 @@ def test_grass_styles_passages_entities_and_concepts() -> None:
     assert "/*" not in grass and "//" not in grass
     rules = dict(re.findall(r"^([\w.]+)\s*\{(.*?)^\}", grass, re.S | re.M))
     assert 'caption: "{title}"' in rules["node.Passage"]
-    assert 'caption: "{name}"' in rules["node.Concept"] and 'caption: "{name}"' in rules["node.Entity"]
+    assert (
+        'caption: "{name}"' in rules["node.Concept"] and 'caption: "{name}"' in rules["node.Entity"]
+    )
     fills = {
         sel: m.group(1)
         for sel, body in rules.items()
         if sel.startswith("node.") and (m := re.search(r"(?m)^\s*color:\s*(#\w+)", body))
     }
     assert (fills["node.Passage"], fills["node.Entity"], fills["node.Concept"]) == (
-        PASSAGE_FILL, ENTITY_FILL, CONCEPT_FILL,
+        PASSAGE_FILL,
+        ENTITY_FILL,
+        CONCEPT_FILL,
     )
     # Entities also carry :Concept; the Browser applies matching rules in order, last wins.
     assert list(rules).index("node.Entity") > list(rules).index("node.Concept")
 
 
 # ---------------------------------------------------------------------------- on the server
-
-
-@pytest.fixture(scope="module")
-def kit_client(base_settings: Settings) -> Iterator[TeragClient]:
-    """The sample corpus in its own namespace for this module (dropped afterwards)."""
-    ns = f"kit-{uuid.uuid4().hex[:10]}"
-    with TeragClient(base_settings, namespace=ns) as client:
-        client.index([SAMPLE], progress=False)
-        try:
-            yield client
-        finally:
-            client.drop(ns)
 
 
 def kit_params(client: TeragClient, name: str) -> dict[str, Any]:
@@ -114,10 +107,12 @@ def kit_params(client: TeragClient, name: str) -> dict[str, Any]:
 
 @pytest.mark.integration
 @pytest.mark.parametrize("name", QUERIES)
-def test_kit_query_explains_and_answers_on_the_sample(kit_client: TeragClient, name: str) -> None:
-    params = kit_params(kit_client, name)
+def test_kit_query_explains_and_answers_on_the_sample(
+    sample_client: TeragClient, name: str
+) -> None:
+    params = kit_params(sample_client, name)
     body = query_body(kit_text(name))
-    with kit_client.store.session() as s:
+    with sample_client.store.session() as s:
         s.run("EXPLAIN " + body, **params).consume()
         rows = [r.data() for r in s.run(body, **params)]
     assert rows, f"{name} found nothing on the sample corpus with its header parameters"
@@ -129,16 +124,21 @@ def test_kit_query_explains_and_answers_on_the_sample(kit_client: TeragClient, n
 
 
 @pytest.mark.integration
-def test_why_retrieved_explains_a_real_retrieval(kit_client: TeragClient) -> None:
+def test_why_retrieved_explains_a_real_retrieval(sample_client: TeragClient) -> None:
     """Every passage PageRank returns is reachable from the matched concepts within two hops."""
-    res = kit_client.retrieve("Where are the headquarters of the company that makes the Beetle?", top_k=3)
+    res = sample_client.retrieve(
+        "Where are the headquarters of the company that makes the Beetle?", top_k=3
+    )
     assert res.mode == "pagerank"
     concepts = [m.name for m in res.matches]
-    with kit_client.store.session() as s:
+    with sample_client.store.session() as s:
         for p in res.passages:
             rows = s.run(
                 query_body(kit_text("why_retrieved")),
-                namespace=kit_client.settings.namespace, concepts=concepts, passage=p.id, limit=100,
+                namespace=sample_client.settings.namespace,
+                concepts=concepts,
+                passage=p.id,
+                limit=100,
             ).data()
             assert rows, f"no route from {concepts} to {p.id}"
             assert {r["matched_concept"] for r in rows} <= set(concepts)
@@ -170,9 +170,15 @@ def chrome(tmp_path: Path) -> Iterator[Any]:
     opts = webdriver.ChromeOptions()
     opts.binary_location = str(CHROMIUM)
     for arg in (
-        "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run",
-        "--disable-dev-shm-usage", f"--user-data-dir={tmp_path / 'chromium-profile'}",
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--disable-dev-shm-usage",
+        f"--user-data-dir={tmp_path / 'chromium-profile'}",
         "--window-size=1400,1000",
     ):
         opts.add_argument(arg)
@@ -242,8 +248,10 @@ class BrowserSession:
         """Paste a kit query as its header says: the :param lines first, then the query."""
         for key, literal in header_params(kit_text(name)).items():
             frame = self.run(f":param {key} => {values.get(key, literal)}")
-            self.wait.until(_frame_says(frame, "Successfully set your parameters"),
-                            f"the Browser did not set :param {key}")
+            self.wait.until(
+                _frame_says(frame, "Successfully set your parameters"),
+                f"the Browser did not set :param {key}",
+            )
         return self.run(query_body(kit_text(name)))
 
     def graph_nodes(self, frame: Any, at_least: int) -> list[tuple[str, str]]:
@@ -252,8 +260,10 @@ class BrowserSession:
 
         error = "[data-testid=cypherFrameErrorMessage]"
         self.wait.until(
-            lambda d: len(frame.find_elements(By.CSS_SELECTOR, "svg g.node")) >= at_least
-            or frame.find_elements(By.CSS_SELECTOR, error)
+            lambda d: (
+                len(frame.find_elements(By.CSS_SELECTOR, "svg g.node")) >= at_least
+                or frame.find_elements(By.CSS_SELECTOR, error)
+            )
         )
         errors = frame.find_elements(By.CSS_SELECTOR, error)
         assert not errors, f"the query failed in the Browser: {errors[0].text}"
@@ -279,7 +289,7 @@ def _caption_matches(caption: str, names: set[str]) -> bool:
 @pytest.mark.integration
 @pytest.mark.browser
 def test_browser_renders_the_kit_graph(
-    chrome: Any, kit_client: TeragClient, neo4j_conn: Any, tmp_path: Path
+    chrome: Any, sample_client: TeragClient, neo4j_conn: Any, tmp_path: Path
 ) -> None:
     http_url = getattr(neo4j_conn, "http_url", None)
     if not http_url:
@@ -290,18 +300,24 @@ def test_browser_renders_the_kit_graph(
         assert resp.status == 200 and b"Neo4j Browser" in resp.read()
 
     bolt_host_port = neo4j_conn.uri.split("://", 1)[1]
-    ns = kit_client.settings.namespace
+    ns = sample_client.settings.namespace
     session = BrowserSession(chrome, tmp_path)
     session.connect(http_url, bolt_host_port, neo4j_conn.user, neo4j_conn.password)
     grass = (KIT / "terag.grass").read_text(encoding="utf-8")
     session.run(":style " + " ".join(grass.split()))
 
     # The passages behind "Volkswagen" and their other concepts, as the database has them.
-    params = kit_params(kit_client, "concept_passages")
-    with kit_client.store.session() as s:
+    params = kit_params(sample_client, "concept_passages")
+    with sample_client.store.session() as s:
         rows = s.run(query_body(kit_text("concept_passages")), **params).data()
     titles = {n["title"] for r in rows for n in r["path"] if "title" in n}
-    names = {n["name"] for r in rows for part in ("path", "other") for n in (r[part] or []) if "name" in n}
+    names = {
+        n["name"]
+        for r in rows
+        for part in ("path", "other")
+        for n in (r[part] or [])
+        if "name" in n
+    }
     assert titles and names
 
     frame = session.run_kit("concept_passages", namespace=f"'{ns}'")

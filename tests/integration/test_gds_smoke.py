@@ -25,8 +25,16 @@ DAMPING = 0.85
 # A small directed graph: a cycle a->b->c->a with a branch to a chain, a hub, and a dangling node.
 NODES = ["a", "b", "c", "d", "e", "f", "g"]
 EDGES = [
-    ("a", "b"), ("b", "c"), ("c", "a"), ("c", "d"), ("d", "e"),
-    ("e", "f"), ("f", "d"), ("b", "g"), ("e", "g"), ("a", "e"),
+    ("a", "b"),
+    ("b", "c"),
+    ("c", "a"),
+    ("c", "d"),
+    ("d", "e"),
+    ("e", "f"),
+    ("f", "d"),
+    ("b", "g"),
+    ("e", "g"),
+    ("a", "e"),
 ]  # g has no out-edges
 
 
@@ -71,21 +79,25 @@ def graph(neo4j_driver: Driver, neo4j_conn: Neo4jConn, namespace: str) -> Iterat
     with neo4j_driver.session(database=neo4j_conn.database) as s:
         s.run(
             "UNWIND $keys AS k CREATE (:SmokeNode {namespace: $ns, key: k})",
-            keys=NODES, ns=namespace,
+            keys=NODES,
+            ns=namespace,
         ).consume()
         s.run(
             "UNWIND $edges AS e "
             "MATCH (a:SmokeNode {namespace: $ns, key: e[0]}), "
             "      (b:SmokeNode {namespace: $ns, key: e[1]}) "
             "CREATE (a)-[:SMOKE_LINK]->(b)",
-            edges=[list(e) for e in EDGES], ns=namespace,
+            edges=[list(e) for e in EDGES],
+            ns=namespace,
         ).consume()
     assert project(neo4j_driver, neo4j_conn.database, namespace, name) == (len(NODES), len(EDGES))
     try:
         yield name
     finally:
         with neo4j_driver.session(database=neo4j_conn.database) as s:
-            s.run("CALL gds.graph.drop($g, false) YIELD graphName RETURN graphName", g=name).consume()
+            s.run(
+                "CALL gds.graph.drop($g, false) YIELD graphName RETURN graphName", g=name
+            ).consume()
 
 
 def gds_ppr(
@@ -100,7 +112,10 @@ def gds_ppr(
             "                             maxIterations: 1000, tolerance: 1e-12}) "
             "YIELD nodeId, score "
             "RETURN gds.util.asNode(nodeId).key AS key, score",
-            bias=[[k, v] for k, v in bias.items()], ns=namespace, g=graph, d=DAMPING,
+            bias=[[k, v] for k, v in bias.items()],
+            ns=namespace,
+            g=graph,
+            d=DAMPING,
         )
         return {r["key"]: r["score"] for r in rows}
 
@@ -127,14 +142,18 @@ def test_gds_version_is_the_pinned_one(neo4j_driver: Driver, neo4j_conn: Neo4jCo
     ids=["single", "two-weighted", "unnormalised"],
 )
 def test_personalised_pagerank_matches_numpy(
-    neo4j_driver: Driver, neo4j_conn: Neo4jConn, namespace: str, graph: str,
+    neo4j_driver: Driver,
+    neo4j_conn: Neo4jConn,
+    namespace: str,
+    graph: str,
     bias: dict[str, float],
 ) -> None:
     got = gds_ppr(neo4j_driver, neo4j_conn.database, graph, namespace, bias)
     want = numpy_ppr(bias)
     assert set(got) == set(NODES)
-    np.testing.assert_allclose([got[k] for k in NODES], [want[k] for k in NODES], rtol=1e-6,
-                               atol=1e-9)
+    np.testing.assert_allclose(
+        [got[k] for k in NODES], [want[k] for k in NODES], rtol=1e-6, atol=1e-9
+    )
 
 
 def test_bias_changes_ranking_as_the_maths_says(
@@ -167,17 +186,21 @@ def test_other_namespaces_do_not_leak_into_the_projection(
             "MATCH (a:SmokeNode {namespace: $ns, key: 'a'}), (g:SmokeNode {namespace: $ns, key: 'g'}) "
             "CREATE (o:SmokeNode {namespace: $other, key: 'a'})-[:SMOKE_LINK]->(a), "
             "       (a)-[:SMOKE_LINK]->(o), (g)-[:SMOKE_LINK]->(o)",
-            ns=namespace, other=other,
+            ns=namespace,
+            other=other,
         ).consume()
     name = f"{graph}_again"
     try:
         # Same nodes and edges as before the foreign data arrived, and the same scores.
         assert project(neo4j_driver, neo4j_conn.database, namespace, name) == (
-            len(NODES), len(EDGES)
+            len(NODES),
+            len(EDGES),
         )
         got = gds_ppr(neo4j_driver, neo4j_conn.database, name, namespace, {"a": 1.0})
     finally:
         with neo4j_driver.session(database=neo4j_conn.database) as s:
-            s.run("CALL gds.graph.drop($g, false) YIELD graphName RETURN graphName", g=name).consume()
+            s.run(
+                "CALL gds.graph.drop($g, false) YIELD graphName RETURN graphName", g=name
+            ).consume()
     want = numpy_ppr({"a": 1.0})
     np.testing.assert_allclose([got[k] for k in NODES], [want[k] for k in NODES], rtol=1e-6)

@@ -81,7 +81,9 @@ def test_reingest_is_idempotent_and_add_then_delete_restores_graph(
 
 
 def test_changed_document_replaces_its_passage(spacy_client: TeragClient, namespace: str) -> None:
-    spacy_client.index([Document(id="d", title="Capitals", text="Paris is in France.")], progress=False)
+    spacy_client.index(
+        [Document(id="d", title="Capitals", text="Paris is in France.")], progress=False
+    )
     r = spacy_client.index(
         [Document(id="d", title="Capitals", text="Berlin is in Germany.")], progress=False
     )

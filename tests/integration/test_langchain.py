@@ -7,8 +7,6 @@ retriever composes into an LCEL chain.
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -22,30 +20,18 @@ from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
 from terag_neo4j.integrations.langchain import TeragRetriever, passage_content
 
-from .conftest import SAMPLE
-
 pytestmark = pytest.mark.integration
 
 QUESTION = "Where are the headquarters of the company that makes the Beetle?"
-
-
-@pytest.fixture(scope="module")
-def sample_client(base_settings: Settings) -> Iterator[TeragClient]:
-    """The sample corpus indexed once for this module, in its own namespace (dropped after)."""
-    ns = f"lc-{uuid.uuid4().hex[:10]}"
-    with TeragClient(base_settings, namespace=ns) as client:
-        client.index([SAMPLE], progress=False)
-        try:
-            yield client
-        finally:
-            client.drop(ns)
 
 
 # The suite's async test carries no asyncio marker (langchain runs it with asyncio_mode=auto), and
 # the suite forbids overriding its tests: the class-level marker makes pytest-asyncio run it (and
 # pytest-asyncio's note that the sync tests of the class carry it too is expected).
 @pytest.mark.asyncio
-@pytest.mark.filterwarnings("ignore:The test <Function test_.*is marked with '@pytest.mark.asyncio'")
+@pytest.mark.filterwarnings(
+    "ignore:The test <Function test_.*is marked with '@pytest.mark.asyncio'"
+)
 class TestTeragRetrieverStandard(RetrieversIntegrationTests):
     client: TeragClient
 

@@ -19,7 +19,11 @@ pytestmark = [pytest.mark.integration, pytest.mark.ollama]
 @pytest.fixture
 def llm_settings(base_settings: Settings, ollama_settings: Settings) -> Settings:
     return base_settings.model_copy(
-        update={"extractor": "ollama", "ollama_host": ollama_settings.ollama_host, "llm_model": ollama_settings.llm_model}
+        update={
+            "extractor": "ollama",
+            "ollama_host": ollama_settings.ollama_host,
+            "llm_model": ollama_settings.llm_model,
+        }
     )
 
 
@@ -30,7 +34,10 @@ def test_ollama_extraction_counts_every_token(llm_settings: Settings, namespace:
         assert report.passages_new == 3 and report.extracted_fresh == 3
         assert report.input_tokens > 100 * 3 and report.output_tokens > 0
         ledger = c.ledger.totals(stage=Stage.EXTRACTION, run_id=report.run_id)
-        assert (ledger.input_tokens, ledger.output_tokens) == (report.input_tokens, report.output_tokens)
+        assert (ledger.input_tokens, ledger.output_tokens) == (
+            report.input_tokens,
+            report.output_tokens,
+        )
         assert ledger.calls == 3 and ledger.items == 3
         info = c.stats()
         assert info.input_tokens == report.input_tokens  # persisted with the IngestRun
@@ -47,12 +54,17 @@ def test_batched_extraction_shares_the_prompt(llm_settings: Settings, namespace:
         report = c.index(docs, progress=False)
         ledger = c.ledger.totals(stage=Stage.EXTRACTION, run_id=report.run_id)
         assert ledger.calls == 2 and ledger.items == 4
-        assert (ledger.input_tokens, ledger.output_tokens) == (report.input_tokens, report.output_tokens)
+        assert (ledger.input_tokens, ledger.output_tokens) == (
+            report.input_tokens,
+            report.output_tokens,
+        )
         assert report.passages_new == 4
 
 
 def test_answer_counts_ner_and_reader_tokens(llm_settings: Settings, namespace: str) -> None:
-    with TeragClient(llm_settings.model_copy(update={"extractor": "spacy"}), namespace=namespace) as c:
+    with TeragClient(
+        llm_settings.model_copy(update={"extractor": "spacy"}), namespace=namespace
+    ) as c:
         c.index([SAMPLE], progress=False)
     with TeragClient(llm_settings, namespace=namespace) as c:
         ans = c.answer("Who designed the Volkswagen Beetle?", top_k=3)

@@ -37,8 +37,13 @@ def _settings(tmp_path: Path, **kw: object) -> Settings:
 
 
 def test_conf_is_loopback_with_auth_gds_and_memory(tmp_path: Path) -> None:
-    s = _settings(tmp_path, neo4j_bolt_port=17687, neo4j_http_port=17474, neo4j_heap="3g",
-                  neo4j_pagecache="512m")
+    s = _settings(
+        tmp_path,
+        neo4j_bolt_port=17687,
+        neo4j_http_port=17474,
+        neo4j_heap="3g",
+        neo4j_pagecache="512m",
+    )
     conf = dict(
         line.split("=", 1)
         for line in local.render_conf(s, local.layout(s)).splitlines()
@@ -90,8 +95,9 @@ def test_heap_flag() -> None:
         local._heap_flag("lots")
 
 
-def test_missing_maven_is_reported_with_the_fix(monkeypatch: pytest.MonkeyPatch,
-                                                tmp_path: Path) -> None:
+def test_missing_maven_is_reported_with_the_fix(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     """Error handling: an empty PATH stands in for a machine without Maven."""
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(local.ServerError, match="apt-get install -y maven"):
