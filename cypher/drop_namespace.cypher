@@ -1,3 +1,8 @@
-// Deletes a namespace in batches so a large one does not need one huge transaction.
+// Deletes a namespace in batches so a large one never needs one huge transaction: first the
+// relationships (they all start at a Concept), then the nodes.
+MATCH (:Concept {namespace: $namespace})-[r]->()
+CALL (r) { DELETE r } IN TRANSACTIONS OF 10000 ROWS;
 MATCH (x) WHERE (x:Passage OR x:Concept OR x:IngestRun) AND x.namespace = $namespace
-CALL (x) { DETACH DELETE x } IN TRANSACTIONS OF 5000 ROWS
+CALL (x) { DETACH DELETE x } IN TRANSACTIONS OF 10000 ROWS;
+MATCH (n:Namespace {name: $namespace})
+DETACH DELETE n

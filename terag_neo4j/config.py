@@ -75,6 +75,8 @@ class Settings(BaseSettings):
     chunk_tokens: int = 256
     chunk_overlap: int = 32
     extraction_batch: int = 1
+    # Keep only LLM-extracted names that occur in their text (drops copies from the examples)
+    extraction_grounded: bool = True
     embedding_model: str = "all-MiniLM-L6-v2"
     embedding_batch: int = 64
     write_batch: int = 1000

@@ -376,8 +376,8 @@ class GraphStore:
 
     def drop_namespace(self, namespace: str) -> None:
         with self.session() as s:
-            s.run(load_cypher("drop_namespace"), namespace=namespace).consume()
-            s.run(load_cypher("delete_namespace_node"), namespace=namespace).consume()
+            for stmt in cypher_statements("drop_namespace"):
+                s.run(stmt, namespace=namespace).consume()
 
     # ------------------------------------------------------------------ reads
 

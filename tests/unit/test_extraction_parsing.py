@@ -84,3 +84,11 @@ def test_parse_batch_sections_and_missing_section() -> None:
 def test_leading_article_is_not_part_of_the_name() -> None:
     assert normalize_name("The Beetle") == normalize_name("beetle") == "beetle"
     assert normalize_name("Theodor") == "theodor"
+
+
+def test_grounding_drops_names_not_in_the_text() -> None:
+    from terag_neo4j.extraction import grounded
+
+    got = parse_lines("location: Detroit\norganization: Volkswagen\nconcept: beetle\nother: Wolf")
+    kept = grounded(got, "Who makes the Beetle in Wolfsburg? Volkswagen!")
+    assert [c.name for c in kept] == ["Volkswagen", "beetle"]  # whole words only: not "Wolf"

@@ -1,2 +1,0 @@
-MATCH (n:Namespace {name: $namespace})
-DETACH DELETE n
