@@ -382,13 +382,24 @@ class OllamaExtractor:
         prompts = [passage_messages(g[0]) if len(g) == 1 else batch_messages(g) for g in groups]
         # The ledger counts passages per call: full batches go together, a short last one alone.
         full = len(groups) if len(groups[-1]) == self.batch_size else len(groups) - 1
+        # The output cap is per passage: a batched answer may be as long as its passages' answers.
+        cap = self.llm.settings.llm_max_tokens
         completions = self.llm.map(
-            prompts[:full], stage=Stage.EXTRACTION, run_id=run_id, items_per_prompt=self.batch_size
+            prompts[:full],
+            stage=Stage.EXTRACTION,
+            run_id=run_id,
+            items_per_prompt=self.batch_size,
+            max_tokens=cap * self.batch_size,
         )
         if full < len(groups):
+            last = groups[-1]
             completions.append(
                 self.llm.complete(
-                    prompts[-1], stage=Stage.EXTRACTION, run_id=run_id, items=len(groups[-1])
+                    prompts[-1],
+                    stage=Stage.EXTRACTION,
+                    run_id=run_id,
+                    items=len(last),
+                    max_tokens=cap * len(last),
                 )
             )
         out: list[Extraction] = []
