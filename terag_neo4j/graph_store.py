@@ -432,7 +432,8 @@ class GraphStore:
             # What the graph's extraction cost, including extractions a run took from the cache
             # (a resumed or rebuilt ingest); runs that skipped unchanged passages add nothing.
             input_tokens=sum(
-                int(x.get("input_tokens") or 0) + int(x.get("cached_input_tokens") or 0) for x in runs
+                int(x.get("input_tokens") or 0) + int(x.get("cached_input_tokens") or 0)
+                for x in runs
             ),
             output_tokens=sum(
                 int(x.get("output_tokens") or 0) + int(x.get("cached_output_tokens") or 0)
