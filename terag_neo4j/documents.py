@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 log = logging.getLogger(__name__)
 
@@ -156,15 +156,23 @@ def _read_text(path: Path) -> str:
         ) from e
 
 
-def _jsonl_documents(path: Path, text: str) -> Iterator[Document]:
-    for lineno, line in enumerate(text.splitlines(), 1):
+def jsonl_records(lines: Iterable[str], source: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each non-blank line; `InputError` names the file and line."""
+    for lineno, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             rec = json.loads(line)
         except json.JSONDecodeError as e:
-            raise InputError(f"{path}:{lineno}: invalid JSON ({e.msg})") from e
-        if not isinstance(rec, dict) or not isinstance(rec.get("text"), str):
+            raise InputError(f"{source}:{lineno}: invalid JSON ({e.msg})") from e
+        if not isinstance(rec, dict):
+            raise InputError(f"{source}:{lineno}: expected a JSON object")
+        yield lineno, rec
+
+
+def _jsonl_documents(path: Path, text: str) -> Iterator[Document]:
+    for lineno, rec in jsonl_records(text.splitlines(), path):
+        if not isinstance(rec.get("text"), str):
             raise InputError(f"{path}:{lineno}: each line needs an object with a string 'text'")
         title = str(rec.get("title") or "")
         doc_id = str(rec.get("id") or content_hash(f"{title}\n{rec['text']}"))

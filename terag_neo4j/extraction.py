@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from terag_neo4j.config import Settings
-from terag_neo4j.documents import Passage, content_hash
+from terag_neo4j.documents import Passage, content_hash, jsonl_records
 from terag_neo4j.llm import Completion, Message, OllamaLLM, Stage
 
 log = logging.getLogger(__name__)
@@ -535,14 +535,11 @@ class RecordedExtractor:
         self._by_id: dict[str, tuple[Concept, ...]] = {}
         models: set[str] = set()
         with path.open(encoding="utf-8") as f:
-            for lineno, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
+            for lineno, rec in jsonl_records(f, path):
                 try:
-                    rec = json.loads(line)
                     ents = rec["named_entities"]
                     pid = str(rec["passage_id"])
-                except (json.JSONDecodeError, KeyError) as e:
+                except KeyError as e:
                     raise ValueError(f"{path}:{lineno}: not a recorded extraction ({e})") from e
                 models.add(str(rec.get("model", "?")))
                 self._by_id[pid] = dedupe(c for e in ents if (c := make_concept("other", str(e))))

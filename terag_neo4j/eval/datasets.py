@@ -7,14 +7,13 @@ The data is read where it lies (a path on the command line, `TERAG_DATASETS`, or
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from terag_neo4j.documents import Document
+from terag_neo4j.documents import Document, InputError, jsonl_records
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 RECORDED_FILE = "recorded_extractions.jsonl"
@@ -81,18 +80,11 @@ def list_datasets(root: Path | None = None) -> list[Path]:
 def _records(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         raise DatasetError(f"{path}: missing")
-    out: list[dict[str, Any]] = []
-    with path.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise DatasetError(f"{path}:{lineno}: invalid JSON ({e.msg})") from e
-            if not isinstance(rec, dict):
-                raise DatasetError(f"{path}:{lineno}: expected a JSON object")
-            out.append(rec)
+    try:
+        with path.open(encoding="utf-8") as f:
+            out = [rec for _, rec in jsonl_records(f, path)]
+    except InputError as e:
+        raise DatasetError(str(e)) from e
     return out
 
 
