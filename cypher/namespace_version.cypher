@@ -1,2 +1,3 @@
 MATCH (n:Namespace {name: $namespace})
-RETURN n.version AS version, n.passages AS passages, n.concepts AS concepts
+RETURN n.version AS version, n.passages AS passages, n.concepts AS concepts,
+       n.extractor AS extractor, n.model AS model, n.extractor_version AS extractor_version

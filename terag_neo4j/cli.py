@@ -250,9 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
     common(s)
     s.set_defaults(func=cmd_delete)
     s = sub.add_parser("demo", help="start services, index the bundled sample, ask a question")
-    s.add_argument(
-        "question", nargs="?", default="Which city is home to the company that makes the Beetle?"
-    )
+    s.add_argument("question", nargs="?", default="Who designed the Volkswagen Beetle?")
     s.add_argument("-e", "--extractor", choices=["ollama", "spacy", "recorded"])
     s.add_argument("--answer", action="store_true", help="also generate an answer with Ollama")
     common(s)

@@ -138,6 +138,7 @@ class Indexer:
             log.warning("nothing to index into %r: every document was empty", ns)
             return report
         self.store.ensure_schema()
+        self._warn_if_built_differently(ns)
         existing = self.store.existing_hashes(ns, [p.id for p in passages])
         todo = [p for p in passages if existing.get(p.id) != p.hash]
         report.passages_unchanged = len(passages) - len(todo)
@@ -156,12 +157,35 @@ class Indexer:
             bar.close()
         if todo:
             self.store.bump_version(
-                ns, {"extractor": self.extractor.name, "model": self.extractor.model}
+                ns,
+                {
+                    "extractor": self.extractor.name,
+                    "model": self.extractor.model,
+                    "extractor_version": self.extractor.version,
+                },
             )
         report.total_s = time.perf_counter() - t0
         self.store.record_run(ns, report.to_record())
         log.info("%s", report.summary())
         return report
+
+    def _warn_if_built_differently(self, ns: str) -> None:
+        rows = self.store.read("namespace_version", namespace=ns)
+        if not rows or rows[0]["extractor"] is None:
+            return
+        now = (self.extractor.name, self.extractor.model, self.extractor.version)
+        # Namespaces from before versions were recorded are compared on backend and model only.
+        built = (rows[0]["extractor"], rows[0]["model"], rows[0]["extractor_version"] or now[2])
+        if built != now:
+            log.warning(
+                "namespace %r was built with %s; this run extracts with %s. Passages already "
+                "indexed unchanged are not extracted again: drop the namespace "
+                "(`terag delete --all -n %s`) to rebuild it with the new extractor.",
+                ns,
+                "/".join(map(str, built)),
+                "/".join(now),
+                ns,
+            )
 
     def _batch(
         self, ns: str, batch: Sequence[Passage], report: IngestReport, bar: tqdm[Any]

@@ -183,3 +183,13 @@ def test_recorded_extractions_build_a_graph(base_settings: Settings, namespace: 
         info = c.stats()
         assert info.extractor == "recorded" and info.model == "gpt-3.5-turbo-1106"
         assert info.concepts > 100
+
+
+def test_reindexing_with_another_extractor_warns(
+    base_settings: Settings, namespace: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with TeragClient(base_settings, namespace=namespace) as c:
+        c.index([SAMPLE / "beetle.md"], progress=False)
+    with TeragClient(base_settings, namespace=namespace, spacy_noun_chunks="all") as c:
+        c.index([SAMPLE / "beetle.md"], progress=False)
+    assert "was built with spacy" in caplog.text and "drop the namespace" in caplog.text
