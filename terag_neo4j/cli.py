@@ -165,10 +165,19 @@ def cmd_demo(args: argparse.Namespace) -> int:
         local.start(settings)
     if (args.extractor or settings.extractor) == "ollama" or args.answer:
         os.environ["OLLAMA_HOST"] = _ensure_ollama(settings)
-    args.paths = [str(SAMPLE_DIR)]
     args.namespace = args.namespace or "demo"
-    args.quiet = False
-    cmd_index(args)
+    from dataclasses import replace
+
+    from terag_neo4j.documents import load_documents
+
+    # Ids relative to the package, so the demo graph is the same wherever the checkout lives.
+    docs = [
+        replace(d, id=Path(d.id).relative_to(SAMPLE_DIR.parent).as_posix())
+        for d in load_documents([SAMPLE_DIR])
+    ]
+    with _client(args) as terag:
+        report = terag.index(docs)
+    print(report.summary())
     args.top_k = None
     args.mode = None
     return cmd_ask(args) if args.answer else cmd_retrieve(args)

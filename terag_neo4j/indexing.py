@@ -166,7 +166,7 @@ class Indexer:
             )
         report.total_s = time.perf_counter() - t0
         self.store.record_run(ns, report.to_record())
-        log.info("%s", report.summary())
+        log.debug("%s", report.summary())  # callers print or log it; the CLI prints it
         return report
 
     def _warn_if_built_differently(self, ns: str) -> None:
