@@ -17,7 +17,7 @@ from typing import Any
 from terag_neo4j.config import Settings
 from terag_neo4j.documents import Document, load_documents
 from terag_neo4j.embeddings import CachedEmbedder, Embedder
-from terag_neo4j.extraction import ExtractionCache, Extractor, SpacyExtractor, make_extractor
+from terag_neo4j.extraction import ExtractionCache, Extractor, make_extractor
 from terag_neo4j.graph_store import GraphStore, NamespaceInfo, check_namespace
 from terag_neo4j.indexing import Indexer, IngestReport
 from terag_neo4j.llm import OllamaLLM, TokenLedger
@@ -77,13 +77,11 @@ class TeragClient:
     @property
     def retriever(self) -> Retriever:
         if self._retriever is None:
-            query_extractor = self.extractor
-            if self.settings.extractor == "recorded":
-                query_extractor = SpacyExtractor()
+            # Every backend does query NER too (the recorded one hands it to spaCy).
             self._retriever = Retriever(
                 self.settings,
                 self.store,
-                query_extractor,
+                self.extractor,
                 self.embedder,
                 self.llm if self.settings.extractor == "ollama" or self._llm else None,
             )

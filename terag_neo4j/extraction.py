@@ -169,10 +169,10 @@ _QUERY_EXAMPLE = "Which country is the director of the film Titanic from?"
 _QUERY_EXAMPLE_ANSWER = "work: Titanic\nconcept: director\nconcept: country"
 
 
-def _text_turn(text: str) -> str:
+def _text_turn(text: str, label: str = "Text:\n") -> str:
     # Framing each text with a cue to answer keeps small models extracting instead of echoing
     # the passage: on the sample corpus SmolLM2-135M went from 3 of 8 empty answers to none.
-    return f"Text:\n{text}\n\nEntities and concepts:"
+    return f"{label}{text}\n\nEntities and concepts:"
 
 
 def passage_messages(passage: Passage) -> list[Message]:
@@ -207,11 +207,11 @@ _QUERY_EXAMPLE_ANSWER_2 = "organization: Ford Motor Company\nconcept: founder"
 def query_messages(query: str) -> list[Message]:
     return [
         Message("system", QUERY_SYSTEM_PROMPT),
-        Message("user", f"Question: {_QUERY_EXAMPLE}\n\nEntities and concepts:"),
+        Message("user", _text_turn(_QUERY_EXAMPLE, "Question: ")),
         Message("assistant", _QUERY_EXAMPLE_ANSWER),
-        Message("user", f"Question: {_QUERY_EXAMPLE_2}\n\nEntities and concepts:"),
+        Message("user", _text_turn(_QUERY_EXAMPLE_2, "Question: ")),
         Message("assistant", _QUERY_EXAMPLE_ANSWER_2),
-        Message("user", f"Question: {query}\n\nEntities and concepts:"),
+        Message("user", _text_turn(query, "Question: ")),
     ]
 
 
@@ -561,9 +561,9 @@ class RecordedExtractor:
     def extract_query(self, query: str, run_id: str) -> tuple[tuple[Concept, ...], int, int]:
         if self._query_backend is None:
             self._query_backend = SpacyExtractor()
-        concepts, _, _ = self._query_backend.extract_query(query, run_id)
-        # Recorded concepts are typed `other`; retype so exact matching by (type, name) still works.
-        return tuple(Concept("other", c.name) for c in concepts), 0, 0
+        # Query NER was not recorded; matching compares normalised names, so spaCy's types do
+        # not need to agree with the recording's `other`.
+        return self._query_backend.extract_query(query, run_id)
 
 
 def make_extractor(

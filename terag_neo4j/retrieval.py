@@ -330,8 +330,11 @@ class Retriever:
         mode = mode or ("hybrid" if self.settings.hybrid else "pagerank")
         timings: dict[str, float] = {}
         t = time.perf_counter()
-        self.store.require_namespace(ns)
-        graph = self.ensure_projection(ns) if mode != "dense" else ""
+        if mode == "dense":
+            self.store.require_namespace(ns)
+            graph = ""
+        else:
+            graph = self.ensure_projection(ns)  # also the check that the namespace exists
         timings["projection"] = time.perf_counter() - t
 
         t = time.perf_counter()
