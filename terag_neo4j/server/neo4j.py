@@ -1,14 +1,15 @@
 """A local Neo4j Community + GDS server for machines without Docker (CI included).
 
-Everything comes from Maven: the Neo4j server jars, the GDS modules, the Neo4j Browser jar, and
-the Eclipse Java compiler. They are copied into ``settings.home/neo4j/<version>/`` once (a marker
-file records the pins) and reused by every later start. Versions are pinned in the ``x-terag``
+Everything comes from Maven: the Neo4j server jars, the Neo4j Browser jar and the GDS modules,
+among them ``opengds-extension``, whose ``ExtensionFactory`` classes (listed in its
+``META-INF/services``) plug GDS into Neo4j. They are copied into ``settings.home/neo4j/<version>/``
+once (a marker file records the pins) and reused by every later start. Versions are pinned in the ``x-terag``
 block of ``docker-compose.yml``, the same file Docker users start from.
 
 Layout of the server home::
 
     lib/       Neo4j, Browser and third-party jars (Maven resolves version conflicts once)
-    plugins/   the org.neo4j.gds jars + the compiled OpenGDS wiring jar (scanned for procedures)
+    plugins/   the org.neo4j.gds jars (scanned for procedures and extensions)
     conf/      neo4j.conf, rewritten on every start from Settings
     data/ logs/ run/   database files, logs, the pid file
     password   the generated password of user ``neo4j`` (mode 0600)
@@ -27,7 +28,6 @@ import signal
 import socket
 import subprocess
 import time
-import zipfile
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +36,6 @@ from typing import Any
 import yaml
 
 from terag_neo4j.config import Settings
-from terag_neo4j.server._gds_extension import EXTENSION_CLASS, EXTENSION_PATH, EXTENSION_SOURCE
 from terag_neo4j.server._process import pid_alive
 
 log = logging.getLogger(__name__)
@@ -46,7 +45,6 @@ MIN_GDS = (2, 17)
 USER = "neo4j"
 MAIN_CLASS = "org.neo4j.server.Neo4jCommunity"
 ADMIN_CLASS = "org.neo4j.server.startup.Neo4jAdminCommand"
-EXTENSION_JAR = "terag-open-gds-extension.jar"
 MARKER = ".provisioned.json"
 PID_FILE = "neo4j.pid"
 START_TIMEOUT_S = 180.0
@@ -85,7 +83,6 @@ class Pins:
     neo4j: str
     gds: str
     browser: str
-    ecj: str
     dependency_plugin: str
     ollama: str
     neo4j_image: str
@@ -114,7 +111,6 @@ def load_pins(compose_file: Path | None = None) -> Pins:
             neo4j=str(block["neo4j_version"]),
             gds=str(block["gds_version"]),
             browser=str(block["browser_version"]),
-            ecj=str(block["ecj_version"]),
             dependency_plugin=str(block["maven_dependency_plugin_version"]),
             ollama=str(block["ollama_version"]),
             neo4j_image=str(image),
@@ -141,10 +137,6 @@ class Layout:
     @property
     def plugins(self) -> Path:
         return self.root / "plugins"
-
-    @property
-    def tools(self) -> Path:
-        return self.root / "tools"
 
     @property
     def conf(self) -> Path:
@@ -265,8 +257,9 @@ def render_pom(pins: Pins) -> str:
         ("org.neo4j.app", "neo4j-server", pins.neo4j),
         ("org.neo4j.client", "neo4j-browser", pins.browser),
         ("org.neo4j.gds", "proc", pins.gds),
-        ("org.neo4j.gds", "proc-sysinfo", pins.gds),
-        ("org.eclipse.jdt", "ecj", pins.ecj),
+        # The ExtensionFactory classes that plug GDS into Neo4j (procedures, write/mutate export
+        # builders, the open licensing state); brings proc-sysinfo and the rest of OpenGDS.
+        ("org.neo4j.gds", "opengds-extension", pins.gds),
     ]
     dep_xml = "".join(
         f"<dependency><groupId>{g}</groupId><artifactId>{a}</artifactId><version>{v}</version>"
@@ -275,9 +268,8 @@ def render_pom(pins: Pins) -> str:
     )
     executions = "".join(
         [
-            copy("lib", "lib", "excludeGroupIds=org.neo4j.gds,org.eclipse.jdt"),
+            copy("lib", "lib", "excludeGroupIds=org.neo4j.gds"),
             copy("plugins", "plugins", "includeGroupIds=org.neo4j.gds"),
-            copy("tools", "tools", "includeGroupIds=org.eclipse.jdt"),
         ]
     )
     return (
@@ -293,7 +285,7 @@ def render_pom(pins: Pins) -> str:
 
 
 def _marker_content(pins: Pins) -> dict[str, str]:
-    return {"neo4j": pins.neo4j, "gds": pins.gds, "browser": pins.browser, "ecj": pins.ecj}
+    return {"neo4j": pins.neo4j, "gds": pins.gds, "browser": pins.browser}
 
 
 def is_provisioned(lay: Layout, pins: Pins) -> bool:
@@ -310,9 +302,8 @@ def provision(settings: Settings, pins: Pins | None = None) -> Layout:
     if is_provisioned(lay, pins):
         return lay
     mvn = find_maven()
-    java = find_java()
     lay.root.mkdir(parents=True, exist_ok=True)
-    for d in (lay.lib, lay.plugins, lay.tools):
+    for d in (lay.lib, lay.plugins, lay.root / "tools"):  # tools/: ecj of older versions
         shutil.rmtree(d, ignore_errors=True)
     (lay.root / "pom.xml").write_text(render_pom(pins), encoding="utf-8")
     log.info("Downloading Neo4j %s + GDS %s with Maven into %s", pins.neo4j, pins.gds, lay.root)
@@ -334,43 +325,9 @@ def provision(settings: Settings, pins: Pins | None = None) -> Layout:
         raise ServerError(
             f"Maven could not fetch the Neo4j/GDS jars (exit {proc.returncode}):\n{tail}"
         )
-    _build_extension(lay, java)
     lay.marker.write_text(json.dumps(_marker_content(pins)), encoding="utf-8")
     log.info("Provisioned %s in %.1fs", lay.root, time.monotonic() - started)
     return lay
-
-
-def _build_extension(lay: Layout, java: str) -> None:
-    ecj = sorted(lay.tools.glob("ecj-*.jar"))
-    if not ecj:
-        raise ServerError(f"the Eclipse compiler jar is missing from {lay.tools}")
-    src = lay.tools / "src"
-    out = lay.tools / "classes"
-    shutil.rmtree(out, ignore_errors=True)
-    (src / EXTENSION_PATH).parent.mkdir(parents=True, exist_ok=True)
-    (src / EXTENSION_PATH).write_text(EXTENSION_SOURCE, encoding="utf-8")
-    # ecj does not expand "dir/*" class paths like the java launcher does.
-    classpath = os.pathsep.join(
-        str(p)
-        for p in sorted(lay.plugins.glob("*.jar")) + sorted(lay.lib.glob("*.jar"))
-        if p.name != EXTENSION_JAR
-    )
-    proc = subprocess.run(
-        [java, "-jar", str(ecj[0]), "-21", "-nowarn", "-cp", classpath, "-d", str(out), str(src)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    if proc.returncode != 0:
-        raise ServerError(f"compiling the OpenGDS wiring class failed:\n{proc.stdout}{proc.stderr}")
-    with zipfile.ZipFile(lay.plugins / EXTENSION_JAR, "w", zipfile.ZIP_DEFLATED) as jar:
-        jar.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\n")
-        jar.writestr(
-            "META-INF/services/org.neo4j.kernel.extension.ExtensionFactory", EXTENSION_CLASS + "\n"
-        )
-        for f in sorted(out.rglob("*.class")):
-            jar.write(f, f.relative_to(out).as_posix())
 
 
 # ---------------------------------------------------------------------------------- config

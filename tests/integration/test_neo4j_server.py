@@ -34,6 +34,7 @@ def test_second_start_downloads_nothing(
     monkeypatch.setenv("PATH", str(tmp_path))
     lay = local.provision(Settings())
     assert lay.marker.is_file() and any(lay.plugins.glob("proc-2.*.jar"))
+    assert any(lay.plugins.glob("opengds-extension-2.*.jar"))
     info = local.start(Settings())
     assert info.started is False and info.uri == local_conn.uri
 
