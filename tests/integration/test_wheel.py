@@ -1,0 +1,115 @@
+"""The built wheel works outside the checkout: `terag server start`, `terag index` and
+`terag retrieve` from a fresh virtual environment against the session's local Neo4j.
+
+This is what catches files a checkout has and the wheel lacks (version pins, Cypher files, the
+sample corpus). The venv gets only the wheel; its dependencies come from the running
+environment's site-packages through a path entry in a .pth file, which appends those folders to
+sys.path without running their own .pth files (so an editable install of the checkout found
+there stays inert).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from terag_neo4j.server import versions
+from tests.fixtures.neo4j import Neo4jConn
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD_LEFTOVERS = (".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache")
+
+
+def run(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float = 600) -> str:
+    proc = subprocess.run(
+        cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
+    assert proc.returncode == 0, f"{cmd} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"
+    return proc.stdout
+
+
+@pytest.fixture(scope="module")
+def wheel_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A venv outside the checkout holding the package only as the wheel built from it."""
+    base = tmp_path_factory.mktemp("wheel")
+    src, dist, venv = base / "src", base / "dist", base / "venv"
+    # A clean copy: setuptools builds in the source tree and would pack stale files from an
+    # earlier build/ folder into the wheel.
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(*BUILD_LEFTOVERS))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    pip = [sys.executable, "-m", "pip"]
+    run(
+        [*pip, "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(dist), str(src)],
+        base,
+        env,
+    )
+    (wheel,) = dist.glob("terag_neo4j-*.whl")
+    run([sys.executable, "-m", "venv", "--without-pip", str(venv)], base, env)
+    python = str(venv / "bin" / "python")
+    run(
+        [*pip, "--python", python, "install", "-q", "--no-deps", "--no-index", str(wheel)],
+        base,
+        env,
+    )
+    purelib = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    site = Path(run([python, "-c", purelib], base, env).strip())
+    ours = dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib"))
+    (site / "zz_dependencies.pth").write_text("".join(f"{p}\n" for p in ours))
+    return venv
+
+
+@pytest.fixture()
+def cli_env(neo4j_conn: Neo4jConn) -> dict[str, str]:
+    if neo4j_conn.source != "local":
+        pytest.skip("`terag server start` manages the local server; this session uses another")
+    return {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "NEO4J_URI"}}
+
+
+def test_wheel_cli_starts_indexes_and_retrieves_outside_the_checkout(
+    wheel_venv: Path, cli_env: dict[str, str], namespace: str, tmp_path: Path
+) -> None:
+    python, terag = str(wheel_venv / "bin" / "python"), str(wheel_venv / "bin" / "terag")
+    where = run(
+        [
+            python,
+            "-c",
+            "import terag_neo4j, importlib.util as u; "
+            "print(terag_neo4j.__file__); print(u.find_spec('tests') is None)",
+        ],
+        cwd=tmp_path,
+        env=cli_env,
+    ).split()
+    assert Path(where[0]).is_relative_to(wheel_venv) and where[1] == "True"
+
+    # The running server is found through the pins and the home layout the wheel carries.
+    status = json.loads(run([terag, "server", "start", "--json"], cwd=tmp_path, env=cli_env))
+    assert status["started"] is False
+    assert (status["neo4j_version"], status["gds_version"]) == (versions.NEO4J, versions.GDS)
+
+    sample = Path(where[0]).parent / "data" / "sample"
+    report = json.loads(
+        run(
+            [terag, "index", str(sample), "-n", namespace, "-e", "spacy", "-q", "--json"],
+            cwd=tmp_path,
+            env=cli_env,
+        )
+    )
+    assert (report["namespace"], report["extractor"]) == (namespace, "spacy")
+    assert report["passages_new"] == report["passages_total"] >= len(list(sample.glob("*.md")))
+
+    # A question whose spaCy query NER finds a concept, so PageRank ranks (no dense fallback).
+    question = "Where are the headquarters of the company that makes the Beetle?"
+    ask = [terag, "retrieve", question, "-e", "spacy", "-k", "3", "-n", namespace, "--json"]
+    res = json.loads(run(ask, cwd=tmp_path, env=cli_env))
+    assert res["mode"] == "pagerank", res["fallback_reason"]
+    assert [m["name"] for m in res["matches"]] == ["Beetle"]
+    assert any(p["doc_id"].endswith("beetle.md") for p in res["passages"])
