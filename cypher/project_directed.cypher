@@ -1,9 +1,19 @@
-// In-memory GDS graph of one namespace, oriented as in TERAG: HAS_PASSAGE concept -> passage,
-// CO_OCCURRENCE both ways (the undirected match below yields each stored pair from both ends).
-MATCH (c:Concept {namespace: $namespace})
-OPTIONAL MATCH (c)-[r:HAS_PASSAGE|CO_OCCURRENCE]-(t)
-WHERE type(r) = 'CO_OCCURRENCE' OR startNode(r) = c
-WITH gds.graph.project($graph, c, t,
-       {sourceNodeLabels: labels(c), targetNodeLabels: labels(t), relationshipType: type(r)})
+// The namespace's graph oriented as in TERAG: HAS_PASSAGE concept -> passage, concept-concept
+// relationships both ways (the undirected match below yields each stored pair from both ends).
+// Concept types in $skip_types and relationship types not in $rel_types stay out of it.
+// Every passage is projected, also one no included concept reaches (it can still be seeded).
+CALL () {
+  MATCH (c:Concept {namespace: $namespace})
+  WHERE NOT c.type IN $skip_types
+  OPTIONAL MATCH (c)-[r]-(t)
+  WHERE type(r) IN $rel_types AND (type(r) <> 'HAS_PASSAGE' OR startNode(r) = c)
+    AND (t:Passage OR NOT t.type IN $skip_types)
+  RETURN c AS source, r, t AS target
+  UNION ALL
+  MATCH (p:Passage {namespace: $namespace})
+  RETURN p AS source, null AS r, null AS target
+}
+WITH gds.graph.project($graph, source, target,
+       {sourceNodeLabels: labels(source), targetNodeLabels: labels(target), relationshipType: type(r)})
      AS g
 RETURN g.graphName AS graph, g.nodeCount AS nodes, g.relationshipCount AS relationships

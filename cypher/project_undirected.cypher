@@ -1,8 +1,18 @@
-// The same graph with every relationship readable both ways (passages pass mass back).
-MATCH (c:Concept {namespace: $namespace})
-OPTIONAL MATCH (c)-[r:HAS_PASSAGE|CO_OCCURRENCE]->(t)
-WITH gds.graph.project($graph, c, t,
-       {sourceNodeLabels: labels(c), targetNodeLabels: labels(t), relationshipType: type(r)},
+// The namespace's graph with every relationship readable both ways (passages pass mass back).
+// Concept types in $skip_types and relationship types not in $rel_types stay out of it.
+// Every passage is projected, also one no included concept reaches (it can still be seeded).
+CALL () {
+  MATCH (c:Concept {namespace: $namespace})
+  WHERE NOT c.type IN $skip_types
+  OPTIONAL MATCH (c)-[r]->(t)
+  WHERE type(r) IN $rel_types AND (t:Passage OR NOT t.type IN $skip_types)
+  RETURN c AS source, r, t AS target
+  UNION ALL
+  MATCH (p:Passage {namespace: $namespace})
+  RETURN p AS source, null AS r, null AS target
+}
+WITH gds.graph.project($graph, source, target,
+       {sourceNodeLabels: labels(source), targetNodeLabels: labels(target), relationshipType: type(r)},
        {undirectedRelationshipTypes: ['*']})
      AS g
 RETURN g.graphName AS graph, g.nodeCount AS nodes, g.relationshipCount AS relationships

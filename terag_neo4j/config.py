@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import AliasChoices, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 ExtractorName = Literal["ollama", "spacy", "recorded"]
@@ -83,17 +83,70 @@ class Settings(BaseSettings):
 
     # --- retrieval ---
     top_k: int = 5
+    # A named retrieval configuration; settings given explicitly override it
+    preset: Literal["default", "paper"] = "default"
+    # How a question finds its concepts: `names` looks its word n-grams up among the namespace's
+    # concept names (zero tokens, no NER model); `ner` runs query NER first (the TERAG paper).
+    linking: Literal["names", "ner"] = "names"
     semantic_top_n: int = 3
-    damping: float = 0.85
+    # Restart mass: `pooled` weighs every matched concept by s/f together; `group` gives the exact
+    # and the semantic matches half each (the paper's eqs. 3-5)
+    restart_split: Literal["pooled", "group"] = "pooled"
+    # Passages seeded by their dense similarity to the question (HippoRAG 2): their share of the
+    # restart mass relative to the concepts (0 = off), the power that sharpens min-max-scaled
+    # cosines, and how many of the most similar passages are seeded (0 = all)
+    passage_seed_weight: float = Field(default=0.3, ge=0)
+    passage_seed_power: float = Field(default=4.0, gt=0)
+    passage_seed_top: int = Field(default=0, ge=0)
+    damping: float = 0.5
     max_iterations: int = 100
     # 1e-6 keeps the top-5 identical to a converged (1e-9) run in our checks at half the cost of 1e-7
     tolerance: float = 1e-6
     similarity_mode: Literal["entity", "query"] = "entity"
-    orientation: Literal["directed", "undirected"] = "directed"
+    orientation: Literal["directed", "undirected"] = "undirected"
     hybrid: bool = False
-    weighting: Literal["s_over_f", "inv_f"] = "s_over_f"
+    weighting: Literal["s_over_f", "inv_f", "uniform"] = "s_over_f"
+    # What the walk sees: CO_OCCURRENCE and SYNONYM relationships, passage-title concepts, and
+    # noun-phrase concepts (entities and HAS_PASSAGE always)
+    walk_cooccurrence: bool = False
+    walk_synonyms: bool = False
+    walk_titles: bool = True
+    walk_noun_chunks: bool = True
+    # Indexing: each passage's title (and the title without a trailing "(disambiguation)") becomes
+    # a `title` concept; SYNONYM edges join concepts whose embeddings have cosine >= threshold
+    # (0 = none built), at most `synonym_cap` per concept
+    title_concepts: bool = True
+    synonym_threshold: float = Field(default=0.0, ge=0, le=1)
+    synonym_cap: int = Field(default=50, ge=1)
+
+    @model_validator(mode="after")
+    def _apply_preset(self) -> Settings:
+        for key, value in PRESETS[self.preset].items():
+            if key not in self.model_fields_set:
+                object.__setattr__(self, key, value)
+        return self
 
     @field_validator("home", "recorded_extractions", mode="after")
     @classmethod
     def _expand_user(cls, v: Path | None) -> Path | None:
         return v.expanduser() if v is not None else None
+
+
+# The TERAG paper's retrieval (§4.3), kept selectable: `Settings(**PAPER_PRESET)` or
+# `TERAG_PRESET=paper`. It reads the same graph; only what the walk and the seeding use differ.
+PAPER_PRESET: dict[str, object] = {
+    "linking": "ner",
+    "semantic_top_n": 3,
+    "restart_split": "group",
+    "passage_seed_weight": 0.0,
+    "damping": 0.85,
+    "orientation": "directed",
+    "weighting": "s_over_f",
+    "similarity_mode": "entity",
+    "hybrid": False,
+    "walk_cooccurrence": True,
+    "walk_synonyms": False,
+    "walk_titles": False,
+    "walk_noun_chunks": True,
+}
+PRESETS: dict[str, dict[str, object]] = {"default": {}, "paper": PAPER_PRESET}

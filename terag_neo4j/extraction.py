@@ -15,7 +15,7 @@ import sqlite3
 import threading
 import unicodedata
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal, Protocol
 
@@ -136,6 +136,26 @@ def make_concept(type_: str, name: str) -> Concept | None:
         return None
     c = Concept(type=type_, name=name)
     return c if c.norm else None
+
+
+TITLE = "title"
+_DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")
+
+
+def title_concepts(title: str) -> tuple[Concept, ...]:
+    """A passage's title as a concept, and without a trailing "(2017 film)" as a second one.
+
+    A title names what the passage is about, so a question naming it should land on the passage
+    whatever an extractor made of the text; no LLM tokens are spent on it.
+    """
+    names = [title, _DISAMBIGUATION.sub("", title)]
+    return dedupe(c for n in names if (c := make_concept(TITLE, n)))
+
+
+def with_title_concepts(extraction: Extraction, title: str) -> Extraction:
+    if not title:
+        return extraction
+    return replace(extraction, concepts=dedupe((*extraction.concepts, *title_concepts(title))))
 
 
 # --------------------------------------------------------------------------- prompt + parser

@@ -20,7 +20,13 @@ from tqdm import tqdm
 from terag_neo4j.config import Settings
 from terag_neo4j.documents import Document, Passage, to_passages
 from terag_neo4j.embeddings import CachedEmbedder
-from terag_neo4j.extraction import Extraction, ExtractionCache, Extractor, extract_with_cache
+from terag_neo4j.extraction import (
+    Extraction,
+    ExtractionCache,
+    Extractor,
+    extract_with_cache,
+    with_title_concepts,
+)
 from terag_neo4j.graph_store import GraphStore, GraphStoreError, check_namespace
 
 log = logging.getLogger(__name__)
@@ -161,7 +167,7 @@ class Indexer:
                 {
                     "extractor": self.extractor.name,
                     "model": self.extractor.model,
-                    "extractor_version": self.extractor.version,
+                    "extractor_version": self._graph_version(),
                 },
             )
         report.total_s = time.perf_counter() - t0
@@ -169,11 +175,15 @@ class Indexer:
         log.debug("%s", report.summary())  # callers print or log it; the CLI prints it
         return report
 
+    def _graph_version(self) -> str:
+        """The extractor's version, marked when title concepts are added to what it finds."""
+        return self.extractor.version + ("+titles" if self.settings.title_concepts else "")
+
     def _warn_if_built_differently(self, ns: str) -> None:
         rows = self.store.read("namespace_version", namespace=ns)
         if not rows or rows[0]["extractor"] is None:
             return
-        now = (self.extractor.name, self.extractor.model, self.extractor.version)
+        now = (self.extractor.name, self.extractor.model, self._graph_version())
         # Namespaces from before versions were recorded are compared on backend and model only.
         built = (rows[0]["extractor"], rows[0]["model"], rows[0]["extractor_version"] or now[2])
         if built != now:
@@ -206,6 +216,9 @@ class Indexer:
             report.extracted_fresh += not e.cached
             report.passages_without_concepts += not e.concepts
             report.warnings.extend(e.warnings)
+        if self.settings.title_concepts:
+            titles = {p.id: p.title for p in batch}
+            extractions = [with_title_concepts(e, titles[e.passage_id]) for e in extractions]
 
         t = time.perf_counter()
         pvecs = self.embedder.embed([p.content for p in batch])

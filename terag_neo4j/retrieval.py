@@ -19,8 +19,9 @@ from neo4j.exceptions import ClientError
 
 from terag_neo4j.config import Settings
 from terag_neo4j.embeddings import CachedEmbedder, Embedder
-from terag_neo4j.extraction import Concept, Extractor, normalize_name
+from terag_neo4j.extraction import CONCEPT, TITLE, Concept, Extractor, normalize_name
 from terag_neo4j.graph_store import GraphStore, GraphStoreError, check_namespace
+from terag_neo4j.linking import question_spans, select_links, span_norms
 from terag_neo4j.llm import Message, OllamaLLM, Stage
 
 log = logging.getLogger(__name__)
@@ -79,11 +80,16 @@ class AnswerResult:
 
 
 def restart_weights(
-    matches: Sequence[MatchedConcept], weighting: Literal["s_over_f", "inv_f"] = "s_over_f"
+    matches: Sequence[MatchedConcept],
+    weighting: Literal["s_over_f", "inv_f", "uniform"] = "s_over_f",
+    split: Literal["pooled", "group"] = "group",
 ) -> list[MatchedConcept]:
-    """Eqs. 3-5. A concept matched by several entities keeps its strongest match.
+    """Eqs. 3-5: w(u) = s(u)/f(u). A concept matched by several entities keeps its strongest match.
 
-    `inv_f` drops the similarity (s = 1 everywhere): the paper's Table 5 ablation.
+    `group` normalises the exact and the semantic matches separately (the paper: each group gets
+    half the mass when both exist); `pooled` normalises them together, so a weak semantic match
+    weighs by its similarity instead of by its group. `inv_f` drops the similarity (s = 1, the
+    paper's Table 5 ablation); `uniform` drops the specificity 1/f as well.
     """
     best: dict[str, MatchedConcept] = {}
     for m in matches:
@@ -93,18 +99,23 @@ def restart_weights(
             cur.similarity,
         ):
             best[m.uid] = m
+    groups = (
+        [[m for m in best.values() if m.match == kind] for kind in ("exact", "semantic")]
+        if split == "group"
+        else [list(best.values())]
+    )
     out: list[MatchedConcept] = []
-    for kind in ("exact", "semantic"):
-        group = [m for m in best.values() if m.match == kind]
-        raw = [
-            (1.0 if kind == "exact" or weighting == "inv_f" else max(m.similarity, 0.0))
-            / max(m.frequency, 1)
-            for m in group
-        ]
+    for group in groups:
+        raw = [_raw_weight(m, weighting) for m in group]
         total = sum(raw)
         for m, w in zip(group, raw, strict=True):
             out.append(_with_weight(m, w / total if total > 0 else 0.0))
     return [m for m in out if m.weight > 0]
+
+
+def _raw_weight(m: MatchedConcept, weighting: str) -> float:
+    s = 1.0 if m.match == "exact" or weighting != "s_over_f" else max(m.similarity, 0.0)
+    return s if weighting == "uniform" else s / max(m.frequency, 1)
 
 
 def _with_weight(m: MatchedConcept, w: float) -> MatchedConcept:
@@ -157,22 +168,45 @@ class Retriever:
         self._gds_checked = True
         return version
 
-    def graph_name(self, namespace: str, version: int, orientation: str | None = None) -> str:
-        return f"terag_{namespace}_{orientation or self.settings.orientation}_v{version}"
+    def walk(self) -> tuple[str, list[str], list[str]]:
+        """What the projection holds: a short code for its name, skipped concept types, rel types."""
+        st = self.settings
+        skip = [
+            t for t, keep in ((TITLE, st.walk_titles), (CONCEPT, st.walk_noun_chunks)) if not keep
+        ]
+        rels = ["HAS_PASSAGE"] + [
+            t
+            for t, on in (("CO_OCCURRENCE", st.walk_cooccurrence), ("SYNONYM", st.walk_synonyms))
+            if on
+        ]
+        code = st.orientation[0] + "".join(
+            flag
+            for flag, on in (
+                ("c", st.walk_cooccurrence),
+                ("s", st.walk_synonyms),
+                ("t", st.walk_titles),
+                ("n", st.walk_noun_chunks),
+            )
+            if on
+        )
+        return code, skip, rels
 
-    def ensure_projection(self, namespace: str, orientation: str | None = None) -> str:
+    def graph_name(self, namespace: str, version: int) -> str:
+        return f"terag_{namespace}_{self.walk()[0]}_v{version}"
+
+    def ensure_projection(self, namespace: str) -> str:
         """The namespace's in-memory graph for the current version, projected once and reused.
 
         Indexing bumps the namespace version, so a stale projection is never used; the old one is
-        dropped when the new one is built.
+        dropped when the new one is built. Each walk configuration has its own projection.
         """
         rows = self.store.read("namespace_version", namespace=namespace)
         if not rows:
             self.store.require_namespace(namespace)
         version = int(rows[0]["version"] or 0)
-        orient = orientation or self.settings.orientation
-        name = self.graph_name(namespace, version, orient)
-        prefix = f"terag_{namespace}_{orient}_v"
+        code, skip, rels = self.walk()
+        name = self.graph_name(namespace, version)
+        prefix = f"terag_{namespace}_{code}_v"
         existing = {r["graphName"] for r in self.store.read("gds_graphs", prefix=prefix)}
         if name in existing:
             return name
@@ -183,7 +217,11 @@ class Retriever:
                 try:
                     with self.store.session() as s:
                         rec = s.run(
-                            self.store_cypher(f"project_{orient}"), namespace=namespace, graph=name
+                            self.store_cypher(f"project_{self.settings.orientation}"),
+                            namespace=namespace,
+                            graph=name,
+                            skip_types=skip,
+                            rel_types=rels,
                         ).single()
                     log.info(
                         "projected %s: %s nodes, %s relationships in %.2fs",
@@ -218,16 +256,34 @@ class Retriever:
         concepts, tin, tout = self.extractor.extract_query(query, run_id)
         return list(concepts), tin, tout
 
+    def link(self, namespace: str, query: str) -> tuple[list[str], list[MatchedConcept]]:
+        """Concepts the question names, found by looking its n-grams up (zero tokens, no NER)."""
+        spans = question_spans(query)
+        rows = self._exact_rows(namespace, span_norms(spans))
+        links = select_links(query, spans, set(rows))
+        names = [rows[s.norm][0]["name"] for s in links]
+        matches = [
+            MatchedConcept(
+                s.norm, r["uid"], r["key"], r["name"], r["type"], "exact", 1.0, r["frequency"]
+            )
+            for s in links
+            for r in rows[s.norm]
+        ]
+        return names, matches
+
+    def _exact_rows(self, namespace: str, norms: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+        by_norm: dict[str, list[dict[str, Any]]] = {}
+        if not norms:
+            return by_norm
+        skip = self.walk()[1]
+        for r in self.store.read("match_exact", namespace=namespace, norms=norms, skip_types=skip):
+            by_norm.setdefault(r["norm"], []).append(r)
+        return by_norm
+
     def match(
         self, namespace: str, query: str, entities: Sequence[Concept]
     ) -> list[MatchedConcept]:
-        norms = sorted({c.norm for c in entities if c.norm})
-        exact_rows = (
-            self.store.read("match_exact", namespace=namespace, norms=norms) if norms else []
-        )
-        by_norm: dict[str, list[dict[str, Any]]] = {}
-        for r in exact_rows:
-            by_norm.setdefault(r["norm"], []).append(r)
+        by_norm = self._exact_rows(namespace, sorted({c.norm for c in entities if c.norm}))
         matches: list[MatchedConcept] = []
         unmatched: list[Concept] = []
         for c in entities:
@@ -241,7 +297,7 @@ class Retriever:
                 )
                 for r in rows
             ]
-        if unmatched:
+        if unmatched and self.settings.semantic_top_n > 0:
             if self.settings.similarity_mode == "query":
                 # The whole question against the concepts: one search serves every unmatched entity.
                 texts = [query]
@@ -278,18 +334,30 @@ class Retriever:
         return rows
 
     def pagerank(
-        self, graph: str, weighted: Sequence[MatchedConcept], top_k: int
+        self,
+        graph: str,
+        namespace: str,
+        weighted: Sequence[MatchedConcept],
+        top_k: int,
+        query_vector: list[float] | None,
     ) -> list[RetrievedPassage]:
+        st = self.settings
+        seed_passages = st.passage_seed_weight > 0 and query_vector is not None
         sources = [{"uid": m.uid, "weight": m.weight} for m in weighted]
         candidates = max(200, 40 * top_k)
         while True:
             rows = self.store.read(
                 "pagerank",
                 graph=graph,
+                namespace=namespace,
                 sources=sources,
-                damping=self.settings.damping,
-                max_iterations=self.settings.max_iterations,
-                tolerance=self.settings.tolerance,
+                vector=query_vector if seed_passages else [],
+                passage_weight=st.passage_seed_weight if seed_passages else 0.0,
+                passage_power=st.passage_seed_power,
+                passage_top=st.passage_seed_top,
+                damping=st.damping,
+                max_iterations=st.max_iterations,
+                tolerance=st.tolerance,
                 candidates=candidates,
                 top_k=top_k,
             )
@@ -339,36 +407,45 @@ class Retriever:
 
         t = time.perf_counter()
         tin = tout = 0
-        if entities is not None:
-            ents = [Concept("other", e) for e in entities if normalize_name(e)]
+        if entities is None and self.settings.linking == "names":
+            names, matches = self.link(ns, query)
+            timings["linking"] = time.perf_counter() - t
         else:
-            ents, tin, tout = self.query_entities(query, run_id)
-        timings["ner"] = time.perf_counter() - t
-        result = RetrievalResult(
-            query, ns, [c.name for c in ents], [], [], mode, None, timings, tin, tout
-        )
+            if entities is not None:
+                ents = [Concept("other", e) for e in entities if normalize_name(e)]
+            else:
+                ents, tin, tout = self.query_entities(query, run_id)
+            timings["ner"] = time.perf_counter() - t
+            t = time.perf_counter()
+            names = [c.name for c in ents]
+            matches = self.match(ns, query, ents) if ents else []
+            timings["matching"] = time.perf_counter() - t
+        weighted = restart_weights(matches, self.settings.weighting, self.settings.restart_split)
+        result = RetrievalResult(query, ns, names, weighted, [], mode, None, timings, tin, tout)
 
-        t = time.perf_counter()
-        weighted = (
-            restart_weights(self.match(ns, query, ents), self.settings.weighting) if ents else []
-        )
-        result.matches = weighted
-        timings["matching"] = time.perf_counter() - t
-
-        if mode == "dense" or not weighted:
+        vector: list[float] | None = None
+        if mode != "dense" and self.settings.passage_seed_weight > 0:
+            t = time.perf_counter()
+            vector = self.embedder.embed([query])[0].tolist()
+            timings["embedding"] = time.perf_counter() - t
+        if mode == "dense" or not (weighted or vector):
             if mode != "dense":
                 result.mode = "dense"
                 result.fallback_reason = (
-                    "no entities found in the query" if not ents else "no concept matched the query"
+                    "no entities found in the query"
+                    if not names
+                    else "no concept matched the query"
                 )
                 log.info("falling back to dense retrieval: %s", result.fallback_reason)
             t = time.perf_counter()
             result.passages = self.dense(ns, query, k)
             timings["dense"] = time.perf_counter() - t
             return result
+        if not weighted:
+            log.info("no concept matched the query: the walk starts from similar passages alone")
 
         t = time.perf_counter()
-        ranked = self.pagerank(graph, weighted, k if mode == "pagerank" else max(k, 50))
+        ranked = self.pagerank(graph, ns, weighted, k if mode == "pagerank" else max(k, 50), vector)
         timings["pagerank"] = time.perf_counter() - t
         if mode == "hybrid":
             t = time.perf_counter()

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from terag_neo4j.config import Settings
+from terag_neo4j.config import PAPER_PRESET, Settings
 from terag_neo4j.documents import Document, to_passages
 from terag_neo4j.eval.baselines import BM25Baseline, DenseBaseline
 from terag_neo4j.eval.datasets import Dataset, Question, namespace_for
@@ -29,32 +29,64 @@ from terag_neo4j.eval.metrics import best_over_aliases, mean, percentile, recall
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 TOP_K = 5
 KS = (2, 5)
 BASELINES = ("bm25", "dense")
-# The paper's configuration first, then one change at a time.
+# The retrieval settings a TERAG row is defined by; every row pins all of them, so that the
+# environment (TERAG_DAMPING=...) cannot silently change what a row measures.
+RETRIEVAL_FIELDS = (
+    "linking",
+    "semantic_top_n",
+    "restart_split",
+    "passage_seed_weight",
+    "passage_seed_power",
+    "passage_seed_top",
+    "damping",
+    "orientation",
+    "weighting",
+    "similarity_mode",
+    "hybrid",
+    "walk_cooccurrence",
+    "walk_synonyms",
+    "walk_titles",
+    "walk_noun_chunks",
+)
+DEFAULT_CONFIG: dict[str, Any] = {f: Settings.model_fields[f].default for f in RETRIEVAL_FIELDS}
+PAPER_CONFIG: dict[str, Any] = {**DEFAULT_CONFIG, **PAPER_PRESET}
+# The default first, the paper's configuration, then one lever of the default changed at a time.
 TERAG_VARIANTS: dict[str, dict[str, Any]] = {
     "terag": {},
-    "inv_f": {"weighting": "inv_f"},
-    "undirected": {"orientation": "undirected"},
+    "paper": PAPER_PRESET,
+    "damping_0.85": {"damping": 0.85},
+    "damping_0.3": {"damping": 0.3},
+    "directed": {"orientation": "directed"},
+    "no_passage_seeds": {"passage_seed_weight": 0.0},
+    "passage_seeds_0.1": {"passage_seed_weight": 0.1},
+    "passage_seeds_1.0": {"passage_seed_weight": 1.0},
+    "passage_seeds_linear": {"passage_seed_power": 1.0},
+    "passage_seeds_top100": {"passage_seed_top": 100},
+    "ner_linking": {"linking": "ner"},
+    "ner_linking_top1": {"linking": "ner", "semantic_top_n": 1},
+    "ner_linking_exact_only": {"linking": "ner", "semantic_top_n": 0},
+    "ner_linking_group_split": {"linking": "ner", "restart_split": "group"},
+    "no_specificity": {"weighting": "uniform"},
+    "no_titles": {"walk_titles": False},
+    "entities_only": {"walk_noun_chunks": False},
+    "cooccurrence": {"walk_cooccurrence": True},
+    "synonyms": {"walk_synonyms": True},
     "hybrid": {"hybrid": True},
-    "query_sim": {"similarity_mode": "query"},
 }
+# Rows a plain run leaves out: they need something built first (SYNONYM edges at index time).
+OPT_IN_VARIANTS = ("synonyms",)
 METHOD_CHOICES = (*BASELINES, *TERAG_VARIANTS)
-# Pinned so that the environment (TERAG_ORIENTATION=...) cannot silently change the baseline.
-PAPER_CONFIG: dict[str, Any] = {
-    "orientation": "directed",
-    "weighting": "s_over_f",
-    "similarity_mode": "entity",
-    "hybrid": False,
-}
+DEFAULT_METHODS = tuple(m for m in METHOD_CHOICES if m not in OPT_IN_VARIANTS)
 
 
 @dataclass
 class BenchConfig:
     extractors: list[str] = field(default_factory=lambda: ["spacy"])
-    methods: list[str] = field(default_factory=lambda: list(METHOD_CHOICES))
+    methods: list[str] = field(default_factory=lambda: list(DEFAULT_METHODS))
     answers: bool = False
     answer_methods: list[str] | None = None  # default: the first TERAG method
     fresh: bool = False  # drop the bench namespaces first (measures indexing from scratch)
@@ -159,7 +191,7 @@ class BenchRunner:
             raise ValueError(f"unknown methods {unknown}; choose from {list(METHOD_CHOICES)}")
         if not dataset.questions:
             raise ValueError(f"{dataset.name}: no questions selected")
-        self.settings = settings.model_copy(update={**PAPER_CONFIG, "top_k": TOP_K})
+        self.settings = settings.model_copy(update={**DEFAULT_CONFIG, "top_k": TOP_K})
         self.dataset = dataset
         self.config = config
         self.docs_by_id: dict[str, Document] = {d.id: d for d in dataset.documents}
@@ -313,7 +345,7 @@ class BenchRunner:
     ) -> MethodRun:
         from terag_neo4j.retrieval import Retriever
 
-        settings = client.settings.model_copy(update=overrides)
+        settings = client.settings.model_copy(update={**DEFAULT_CONFIG, **overrides})
         base = client.retriever
         retriever = Retriever(settings, client.store, base.extractor, client.embedder, base.llm)
         run = MethodRun(name, "terag", extractor, variant, overrides, ns)
@@ -454,6 +486,7 @@ class BenchRunner:
                 "ks": list(KS),
                 **{k: v for k, v in asdict(self.config).items() if k != "progress"},
                 "terag_variants": TERAG_VARIANTS,
+                "default_config": DEFAULT_CONFIG,
                 "paper_config": PAPER_CONFIG,
                 "bm25": "bm25s 0.3.16, lucene BM25 k1=1.5 b=0.75, English stopwords, no stemming",
                 "dense": f"exact cosine over {self.settings.embedding_model} passage vectors",
