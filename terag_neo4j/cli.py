@@ -317,6 +317,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     for noisy in ("neo4j", "httpx", "sentence_transformers", "urllib3"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    if not args.verbose:
+        # The driver logs each retry of a lost connection; the one-line error below says it all.
+        logging.getLogger("neo4j").setLevel(logging.ERROR)
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE

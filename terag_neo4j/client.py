@@ -18,7 +18,7 @@ from terag_neo4j.config import Settings
 from terag_neo4j.documents import Document, load_documents
 from terag_neo4j.embeddings import CachedEmbedder, Embedder
 from terag_neo4j.extraction import ExtractionCache, Extractor, make_extractor
-from terag_neo4j.graph_store import GraphStore, NamespaceInfo, check_namespace
+from terag_neo4j.graph_store import GraphStore, NamespaceInfo, check_namespace, neo4j_errors
 from terag_neo4j.indexing import Indexer, IngestReport
 from terag_neo4j.llm import OllamaLLM, TokenLedger
 from terag_neo4j.retrieval import AnswerResult, RetrievalResult, Retriever
@@ -103,7 +103,8 @@ class TeragClient:
         else:
             docs = [x for x in items if isinstance(x, Document)]
         indexer = Indexer(self.settings, self.store, self.extractor, self.embedder, self.cache)
-        report = indexer.index(docs, namespace or self.settings.namespace, progress=progress)
+        with neo4j_errors(self.store.uri):
+            report = indexer.index(docs, namespace or self.settings.namespace, progress=progress)
         if errors:
             report.warnings.extend(errors)
         return report
@@ -112,7 +113,8 @@ class TeragClient:
         self, query: str, top_k: int | None = None, namespace: str | None = None, **kw: Any
     ) -> RetrievalResult:
         """Top passages for `query` by TERAG's personalised PageRank (dense fallback)."""
-        return self.retriever.retrieve(query, top_k=top_k, namespace=namespace, **kw)
+        with neo4j_errors(self.store.uri):
+            return self.retriever.retrieve(query, top_k=top_k, namespace=namespace, **kw)
 
     def answer(
         self, query: str, top_k: int | None = None, namespace: str | None = None
@@ -121,17 +123,21 @@ class TeragClient:
         r = self.retriever
         if r.llm is None:
             r.llm = self.llm
-        return r.answer(query, top_k=top_k, namespace=namespace)
+        with neo4j_errors(self.store.uri):
+            return r.answer(query, top_k=top_k, namespace=namespace)
 
     def delete(self, document_id: str, namespace: str | None = None) -> int:
         """Remove a document (all its passages); returns how many passages went."""
-        return self.store.delete_document(namespace or self.settings.namespace, document_id)
+        with neo4j_errors(self.store.uri):
+            return self.store.delete_document(namespace or self.settings.namespace, document_id)
 
     def stats(self, namespace: str | None = None) -> NamespaceInfo:
-        return self.store.describe(namespace or self.settings.namespace)
+        with neo4j_errors(self.store.uri):
+            return self.store.describe(namespace or self.settings.namespace)
 
     def namespaces(self) -> list[NamespaceInfo]:
-        return self.store.namespaces()
+        with neo4j_errors(self.store.uri):
+            return self.store.namespaces()
 
     def drop(self, namespace: str | None = None) -> None:
         ns = check_namespace(namespace or self.settings.namespace)
@@ -140,7 +146,8 @@ class TeragClient:
             self.retriever.drop_projections(ns)
         except Exception as e:  # a missing GDS must not keep the data from being dropped
             log.warning("could not drop GDS projections of %r: %s", ns, e)
-        self.store.drop_namespace(ns)
+        with neo4j_errors(self.store.uri):
+            self.store.drop_namespace(ns)
 
     def close(self) -> None:
         for part in (self._cache, self._embedder):

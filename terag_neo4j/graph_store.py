@@ -12,6 +12,7 @@ import logging
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -28,7 +29,13 @@ from neo4j.exceptions import (
     SessionExpired,
     TransientError,
 )
-from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
+from tenacity import (
+    Retrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+    stop_after_delay,
+    wait_exponential,
+)
 
 from terag_neo4j.config import Settings
 from terag_neo4j.documents import Passage
@@ -46,6 +53,42 @@ class GraphStoreError(RuntimeError):
 
 class NamespaceNotFound(GraphStoreError):
     pass
+
+
+class Neo4jUnavailable(GraphStoreError):
+    """Neo4j did not answer within the time budget (down, restarting, or unreachable)."""
+
+
+# What a server that is down or restarting raises; the same client works again once it is back.
+CONNECTION_ERRORS = (ServiceUnavailable, SessionExpired, TransientError)
+
+
+def one_line(text: object, limit: int = 240) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _reason(e: BaseException) -> str:
+    """The useful end of a driver message ("... (reason [Errno 111] Connection refused))")."""
+    text = one_line(e, 10_000)
+    m = re.search(r"reason ([^()]+)", text)
+    return m.group(1).strip() if m else one_line(text, 160)
+
+
+def unavailable(uri: str, e: BaseException) -> Neo4jUnavailable:
+    return Neo4jUnavailable(
+        f"Neo4j at {uri} is unavailable ({type(e).__name__}: {_reason(e)}); check that it "
+        "runs (`terag server status`) and retry: the same client reconnects once it is back"
+    )
+
+
+@contextmanager
+def neo4j_errors(uri: str) -> Iterator[None]:
+    """Turn the driver's connection errors (after its retries) into `Neo4jUnavailable`."""
+    try:
+        yield
+    except CONNECTION_ERRORS as e:
+        raise unavailable(uri, e) from e
 
 
 _SOURCE_CYPHER = Path(__file__).resolve().parent.parent / "cypher"
@@ -86,8 +129,8 @@ def concept_uid(namespace: str, concept: Concept) -> str:
     return f"{namespace}|{concept.key}"
 
 
-def connect(settings: Settings) -> Driver:
-    """A verified driver for the configured Neo4j, or the local managed server when unset."""
+def connection_target(settings: Settings) -> tuple[str, str, str]:
+    """(uri, user, password) of the configured Neo4j, or of the local managed server when unset."""
     uri, user, password = settings.neo4j_uri, settings.neo4j_user, settings.neo4j_password
     if uri is None or password is None:
         from terag_neo4j.server import neo4j as local
@@ -96,7 +139,13 @@ def connect(settings: Settings) -> Driver:
         uri = uri or luri
         user = user if settings.neo4j_uri else luser
         password = password if password is not None else lpassword
-    driver = GraphDatabase.driver(uri, auth=(user, password))
+    return uri, user, password
+
+
+def connect(settings: Settings, target: tuple[str, str, str] | None = None) -> Driver:
+    """A verified driver for the configured Neo4j, or the local managed server when unset."""
+    uri, user, password = target or connection_target(settings)
+    driver = GraphDatabase.driver(uri, auth=(user, password), **driver_config(settings))
     try:
         driver.verify_connectivity()
     except AuthError as e:
@@ -114,12 +163,26 @@ def connect(settings: Settings) -> Driver:
     return driver
 
 
-_transient = retry(
-    retry=retry_if_exception_type((TransientError, ServiceUnavailable, SessionExpired)),
-    stop=stop_after_attempt(4),
-    wait=wait_exponential(multiplier=0.5, max=8),
-    reraise=True,
-)
+def driver_config(settings: Settings) -> dict[str, Any]:
+    """Driver timeouts that fit one call, retries included, into `settings.neo4j_timeout_s`.
+
+    The driver retries a managed transaction until `max_transaction_retry_time` has passed since
+    its first failure and then sleeps once more (delays 0.5, 1, 2, 4 ... s), so a call on a dead
+    server ends after at most about twice that; connection attempts give up after
+    `connection_timeout` each. `GraphStore` retries on top only while time is left.
+    """
+    budget = settings.neo4j_timeout_s
+    return {
+        "connection_timeout": min(5.0, budget / 6),
+        "connection_acquisition_timeout": budget / 2,
+        "max_transaction_retry_time": budget / 5,
+        "initial_retry_delay": 0.5,
+        # Pooled connections idle for a while are checked before use: after a server restart a
+        # stale one is replaced instead of failing an auto-commit query that does not retry.
+        "liveness_check_timeout": 2.0,
+        # "property key does not exist" and friends on a fresh database are not for the user.
+        "notifications_min_severity": "OFF",
+    }
 
 
 @dataclass
@@ -194,14 +257,30 @@ def _chunks(rows: Sequence[T], size: int) -> Iterator[Sequence[T]]:
 
 
 class GraphStore:
-    def __init__(self, driver: Driver, database: str = "neo4j", write_batch: int = 1000) -> None:
+    def __init__(
+        self,
+        driver: Driver,
+        database: str = "neo4j",
+        write_batch: int = 1000,
+        timeout_s: float = 30.0,
+        uri: str | None = None,
+    ) -> None:
         self.driver = driver
         self.database = database
         self.write_batch = write_batch
+        self.timeout_s = timeout_s
+        self.uri = uri or "the configured URI"
 
     @classmethod
     def from_settings(cls, settings: Settings) -> GraphStore:
-        return cls(connect(settings), settings.neo4j_database, settings.write_batch)
+        uri, user, password = connection_target(settings)
+        return cls(
+            connect(settings, (uri, user, password)),
+            settings.neo4j_database,
+            settings.write_batch,
+            settings.neo4j_timeout_s,
+            uri,
+        )
 
     def close(self) -> None:
         self.driver.close()
@@ -217,23 +296,40 @@ class GraphStore:
     def session(self) -> neo4j.Session:
         return self.driver.session(database=self.database)
 
-    @_transient
+    def _retrying(self) -> Retrying:
+        """Retries on top of the driver's own, only within the first fifth of the time budget.
+
+        The driver already retries a transaction function on connection and transient errors;
+        this adds quick retries for failures outside it (a session lost between transactions)
+        without stacking full retry rounds: a call on a dead server fails within the budget.
+        """
+        return Retrying(
+            retry=retry_if_exception_type(CONNECTION_ERRORS),
+            stop=stop_after_attempt(3) | stop_after_delay(self.timeout_s / 5),
+            wait=wait_exponential(multiplier=0.25, max=2),
+            reraise=True,
+        )
+
+    def _call(self, fn: Callable[[], T]) -> T:
+        with neo4j_errors(self.uri):
+            result: T = self._retrying()(fn)
+        return result
+
     def read(self, name: str, **params: Any) -> list[dict[str, Any]]:
-        with self.session() as s:
-            return s.execute_read(
-                lambda tx: [r.data() for r in tx.run(load_cypher(name), **params)]
-            )
+        def run() -> list[dict[str, Any]]:
+            with self.session() as s:
+                return s.execute_read(
+                    lambda tx: [r.data() for r in tx.run(load_cypher(name), **params)]
+                )
+
+        return self._call(run)
 
     def write_tx(self, fn: Callable[[ManagedTransaction], T]) -> T:
-        # The driver already retries a transaction function on transient errors; this adds
-        # retries for a connection lost between sessions (a restarting server).
-        @_transient
         def run() -> T:
             with self.session() as s:
                 return s.execute_write(fn)
 
-        result: T = run()
-        return result
+        return self._call(run)
 
     def ensure_schema(self) -> None:
         with self.session() as s:
