@@ -43,7 +43,7 @@ from terag_neo4j.extraction import Concept, Extraction
 
 log = logging.getLogger(__name__)
 
-NAMESPACE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+NAMESPACE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # always used with fullmatch
 T = TypeVar("T")
 
 
@@ -114,7 +114,7 @@ def cypher_statements(name: str) -> list[str]:
 
 
 def check_namespace(namespace: str) -> str:
-    if not NAMESPACE_RE.match(namespace):
+    if not isinstance(namespace, str) or not NAMESPACE_RE.fullmatch(namespace):
         raise ValueError(
             f"invalid namespace {namespace!r}: use 1-64 letters, digits, '_' or '-', starting with a letter or digit"
         )
