@@ -324,9 +324,9 @@ class Retriever:
         if not query or not query.strip():
             raise RetrievalError("empty query: ask a question")
         ns = check_namespace(namespace or self.settings.namespace)
-        k = top_k or self.settings.top_k
-        if k <= 0:
-            raise RetrievalError("top_k must be at least 1")
+        k = self.settings.top_k if top_k is None else top_k
+        if isinstance(k, bool) or not isinstance(k, int) or k <= 0:
+            raise RetrievalError(f"top_k must be a whole number of at least 1, got {k!r}")
         mode = mode or ("hybrid" if self.settings.hybrid else "pagerank")
         timings: dict[str, float] = {}
         t = time.perf_counter()
