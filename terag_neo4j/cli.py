@@ -166,17 +166,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if (args.extractor or settings.extractor) == "ollama" or args.answer:
         os.environ["OLLAMA_HOST"] = _ensure_ollama(settings)
     args.namespace = args.namespace or "demo"
-    from dataclasses import replace
-
-    from terag_neo4j.documents import load_documents
-
-    # Ids relative to the package, so the demo graph is the same wherever the checkout lives.
-    docs = [
-        replace(d, id=Path(d.id).relative_to(SAMPLE_DIR.parent).as_posix())
-        for d in load_documents([SAMPLE_DIR])
-    ]
+    # Ids start at the folder named (sample/beetle.md), wherever the checkout lives.
     with _client(args) as terag:
-        report = terag.index(docs)
+        report = terag.index([SAMPLE_DIR])
     print(report.summary())
     args.top_k = None
     args.mode = None

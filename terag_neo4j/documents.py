@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -189,32 +190,53 @@ def _title_and_body(path: Path, text: str) -> tuple[str, str]:
     return path.stem.replace("_", " ").strip(), text
 
 
-def iter_files(paths: Sequence[str | Path]) -> Iterator[Path]:
+def document_id(path: Path, root: Path | None = None) -> str:
+    """The id of a file: its path from the folder that was named, starting with that folder's name.
+
+    `terag index docs/` (or `/abs/docs`, or `.` inside docs/) gives `docs/sub/a.md`; a file named
+    on its own gets its folder's name and its own (`docs/beetle.md`), so the same file has the
+    same id however the path was typed and wherever the command runs.
+    """
+    base = root if root is not None else path.parent
+    rel = path.relative_to(base).as_posix() if root is not None else path.name
+    # abspath normalises "." and ".." without following symlinks (relative_to stays valid).
+    name = Path(os.path.abspath(base)).name
+    return f"{name}/{rel}" if name else rel
+
+
+def iter_sources(paths: Sequence[str | Path]) -> Iterator[tuple[Path, str]]:
+    """(file, document id) for every supported file under `paths`, in a stable order."""
     for raw in paths:
         p = Path(raw)
         if not p.exists():
             raise InputError(f"{p}: no such file or directory")
         if p.is_dir():
-            yield from sorted(
+            for f in sorted(
                 f
                 for f in p.rglob("*")
                 if f.is_file() and f.suffix.lower() in TEXT_SUFFIXES | JSONL_SUFFIXES
-            )
+            ):
+                yield f, document_id(f, p)
         elif p.suffix.lower() in TEXT_SUFFIXES | JSONL_SUFFIXES:
-            yield p
+            yield p, document_id(p)
         else:
             raise InputError(f"{p}: unsupported file type (use .txt, .md or .jsonl)")
+
+
+def iter_files(paths: Sequence[str | Path]) -> Iterator[Path]:
+    for path, _ in iter_sources(paths):
+        yield path
 
 
 def load_documents(
     paths: Sequence[str | Path], errors: list[str] | None = None
 ) -> Iterator[Document]:
-    """Documents from files and folders (recursively).
+    """Documents from files and folders (recursively); ids as `document_id` makes them.
 
     With `errors` given, an unreadable file is reported there and skipped so one bad file does not
     stop a large ingest; without it the first bad file raises `InputError`.
     """
-    for path in iter_files(paths):
+    for path, doc_id in iter_sources(paths):
         try:
             text = _read_text(path)
             if path.suffix.lower() in JSONL_SUFFIXES:
@@ -222,7 +244,7 @@ def load_documents(
                 yield from list(_jsonl_documents(path, text))
             else:
                 title, text = _title_and_body(path, text)
-                yield Document(id=str(path.as_posix()), title=title, text=text, source=str(path))
+                yield Document(id=doc_id, title=title, text=text, source=str(path))
         except InputError as e:
             if errors is None:
                 raise
