@@ -357,11 +357,14 @@ class GraphStore:
         extractions: Sequence[Extraction],
         passage_vectors: Sequence[Sequence[float]],
         concept_vectors: dict[str, Sequence[float]],
+        meta: dict[str, Any] | None = None,
     ) -> WriteStats:
         """Add passages with their concepts in ONE transaction.
 
         Inside it, passages already present with the same hash are skipped and changed ones are
         replaced, so a rerun (even after a crash between batches) never counts a passage twice.
+        The namespace version is bumped in the same transaction when anything changed, so a GDS
+        projection built before this batch is never used after it (`meta` is stored with it).
         """
         by_id = {e.passage_id: e for e in extractions}
         vec_by_id = {p.id: v for p, v in zip(passages, passage_vectors, strict=True)}
@@ -380,6 +383,8 @@ class GraphStore:
                 )
             new = [p for p in passages if present.get(p.id) != p.hash]
             if not new:
+                if stats.deleted_passages:
+                    _bump_version_tx(tx, namespace, meta)
                 return stats
             concept_rows: dict[str, dict[str, Any]] = {}
             links: list[dict[str, Any]] = []
@@ -434,6 +439,7 @@ class GraphStore:
             stats.concepts_touched = len(concept_rows)
             stats.has_passage = sum(len(link["concepts"]) for link in links)
             stats.cooccurrence_rows = len(pairs)
+            _bump_version_tx(tx, namespace, meta)
             return stats
 
         return self.write_tx(work)
@@ -441,8 +447,34 @@ class GraphStore:
     def bump_version(self, namespace: str, meta: dict[str, Any] | None = None) -> int:
         def work(tx: ManagedTransaction) -> int:
             tx.run(load_cypher("lock_namespace"), namespace=namespace).consume()
-            rec = tx.run(load_cypher("bump_version"), namespace=namespace, meta=meta or {}).single()
-            return int(rec["version"]) if rec else 0
+            return _bump_version_tx(tx, namespace, meta)
+
+        return self.write_tx(work)
+
+    def stale_passages(
+        self, namespace: str, doc_ids: Sequence[str], keep: Sequence[str]
+    ) -> list[str]:
+        """Ids of passages these documents have in the graph but not in `keep` (their new ones)."""
+        wanted = set(keep)
+        stale: list[str] = []
+        for chunk in _chunks(sorted(set(doc_ids)), 5000):
+            rows = self.read("document_passage_ids", namespace=namespace, doc_ids=list(chunk))
+            stale += [r["id"] for r in rows if r["id"] not in wanted]
+        return sorted(stale)
+
+    def delete_passages(
+        self, namespace: str, passage_ids: Sequence[str], meta: dict[str, Any] | None = None
+    ) -> int:
+        """Remove passages (fixing counts and co-occurrences) and bump the version, in one go."""
+        if not passage_ids:
+            return 0
+
+        def work(tx: ManagedTransaction) -> int:
+            tx.run(load_cypher("lock_namespace"), namespace=namespace).consume()
+            n = _delete_passages_tx(tx, [passage_uid(namespace, pid) for pid in passage_ids])
+            if n:
+                _bump_version_tx(tx, namespace, meta)
+            return n
 
         return self.write_tx(work)
 
@@ -463,12 +495,12 @@ class GraphStore:
                     load_cypher("document_passages"), namespace=namespace, doc_id=doc_id
                 )
             ]
-            return _delete_passages_tx(tx, uids)
+            n = _delete_passages_tx(tx, uids)
+            if n:
+                _bump_version_tx(tx, namespace, None)
+            return n
 
-        n = self.write_tx(work)
-        if n:
-            self.bump_version(namespace)
-        return n
+        return self.write_tx(work)
 
     def drop_namespace(self, namespace: str) -> None:
         with self.session() as s:
@@ -547,6 +579,11 @@ class GraphStore:
                 h.update(b"\n")
             h.update(b"|")
         return h.hexdigest()
+
+
+def _bump_version_tx(tx: ManagedTransaction, namespace: str, meta: dict[str, Any] | None) -> int:
+    rec = tx.run(load_cypher("bump_version"), namespace=namespace, meta=meta or {}).single()
+    return int(rec["version"]) if rec else 0
 
 
 def _delete_passages_tx(tx: ManagedTransaction, uids: Sequence[str]) -> int:

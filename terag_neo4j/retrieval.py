@@ -9,6 +9,7 @@ normalised within the exact group and within the semantic group.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections.abc import Sequence
@@ -28,6 +29,17 @@ log = logging.getLogger(__name__)
 MIN_GDS = (2, 17)
 MatchKind = Literal["exact", "semantic"]
 Mode = Literal["pagerank", "dense", "hybrid"]
+
+
+def projection_name_re(namespace: str) -> re.Pattern[str]:
+    """Full-match pattern of the GDS graph names of one namespace (see `graph_name`).
+
+    Orientations are lowercase words and namespaces may contain '_', so `wiki`'s pattern must not
+    match `terag_wiki_en_directed_v3`: after the orientation only `_v<n>[_<epoch>]` may follow.
+    """
+    return re.compile(
+        rf"terag_{re.escape(namespace)}_(?P<orientation>[a-z]+)_v(?P<version>\d+)(?:_[0-9a-f]{{8}})?"
+    )
 
 
 class RetrievalError(ValueError):
@@ -157,8 +169,23 @@ class Retriever:
         self._gds_checked = True
         return version
 
-    def graph_name(self, namespace: str, version: int, orientation: str | None = None) -> str:
-        return f"terag_{namespace}_{orientation or self.settings.orientation}_v{version}"
+    def graph_name(
+        self, namespace: str, version: int, orientation: str | None = None, epoch: str | None = None
+    ) -> str:
+        """`terag_<ns>_<orientation>_v<version>[_<epoch>]`: the epoch is new each time the
+        namespace is created, so a name is never reused after a drop."""
+        name = f"terag_{namespace}_{orientation or self.settings.orientation}_v{version}"
+        return f"{name}_{epoch}" if epoch else name
+
+    def _projections(self, namespace: str, orientation: str | None = None) -> set[str]:
+        """GDS graphs of exactly this namespace (not of `wiki_en` when asked for `wiki`)."""
+        prefix = f"terag_{namespace}_{orientation or ''}"
+        return {
+            g
+            for g in (r["graphName"] for r in self.store.read("gds_graphs", prefix=prefix))
+            if (m := projection_name_re(namespace).fullmatch(g))
+            and (orientation is None or m.group("orientation") == orientation)
+        }
 
     def ensure_projection(self, namespace: str, orientation: str | None = None) -> str:
         """The namespace's in-memory graph for the current version, projected once and reused.
@@ -171,13 +198,12 @@ class Retriever:
             self.store.require_namespace(namespace)
         version = int(rows[0]["version"] or 0)
         orient = orientation or self.settings.orientation
-        name = self.graph_name(namespace, version, orient)
-        prefix = f"terag_{namespace}_{orient}_v"
-        existing = {r["graphName"] for r in self.store.read("gds_graphs", prefix=prefix)}
+        name = self.graph_name(namespace, version, orient, rows[0].get("epoch"))
+        existing = self._projections(namespace, orient)
         if name in existing:
             return name
         with self._project_lock:
-            existing = {r["graphName"] for r in self.store.read("gds_graphs", prefix=prefix)}
+            existing = self._projections(namespace, orient)
             if name not in existing:
                 t = time.perf_counter()
                 try:
@@ -202,9 +228,9 @@ class Retriever:
         return name
 
     def drop_projections(self, namespace: str) -> None:
-        for r in self.store.read("gds_graphs", prefix=f"terag_{namespace}_"):
+        for graph in sorted(self._projections(namespace)):
             with self.store.session() as s:
-                s.run(self.store_cypher("gds_drop"), graph=r["graphName"]).consume()
+                s.run(self.store_cypher("gds_drop"), graph=graph).consume()
 
     @staticmethod
     def store_cypher(name: str) -> str:

@@ -1,0 +1,139 @@
+"""Issue 11 against the real Neo4j + GDS: top_k validation, document identity, shrinking
+documents, and GDS projection naming/versioning."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from terag_neo4j.client import TeragClient
+from terag_neo4j.config import Settings
+from terag_neo4j.documents import Document, load_documents
+from terag_neo4j.indexing import Indexer
+from terag_neo4j.retrieval import RetrievalError
+
+pytestmark = pytest.mark.integration
+
+SAMPLE = Path(__file__).resolve().parents[2] / "terag_neo4j" / "data" / "sample"
+QUESTION = "Who designed the Volkswagen Beetle?"
+
+
+def _passage_ids(client: TeragClient, namespace: str) -> list[str]:
+    with client.store.session() as s:
+        return sorted(
+            s.run("MATCH (p:Passage {namespace: $ns}) RETURN p.id AS id", ns=namespace).value()
+        )
+
+
+def _graphs(client: TeragClient, needle: str) -> set[str]:
+    with client.store.session() as s:
+        return set(
+            s.run(
+                "CALL gds.graph.list() YIELD graphName WHERE graphName CONTAINS $n "
+                "RETURN graphName",
+                n=needle,
+            ).value()
+        )
+
+
+def test_top_k_zero_or_negative_is_refused(spacy_client: TeragClient) -> None:
+    spacy_client.index([SAMPLE], progress=False)
+    assert len(spacy_client.retrieve(QUESTION).passages) == spacy_client.settings.top_k
+    for bad in (0, -1):
+        with pytest.raises(RetrievalError, match="top_k"):
+            spacy_client.retrieve(QUESTION, top_k=bad)
+    assert len(spacy_client.retrieve(QUESTION, top_k=1).passages) == 1
+
+
+def test_absolute_and_relative_paths_index_the_same_documents(
+    spacy_client: TeragClient, namespace: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spacy_client.index([SAMPLE.resolve()], progress=False)
+    monkeypatch.chdir(SAMPLE.parent)
+    again = spacy_client.index([Path("sample")], progress=False)
+    monkeypatch.chdir(SAMPLE)
+    spacy_client.index([Path("."), Path("beetle.md")], progress=False)
+    assert again.passages_new == 0
+    ids = _passage_ids(spacy_client, namespace)
+    assert len(ids) == 8 and "sample/beetle.md" in ids
+    assert spacy_client.delete("sample/beetle.md") == 1
+
+
+def test_shrunk_document_loses_all_its_old_passages(
+    base_settings: Settings, namespace: str
+) -> None:
+    long_text = " ".join(
+        f"Sentence {i} says that Wolfsburg hosts factory number {i}." for i in range(40)
+    )
+    with TeragClient(
+        base_settings, namespace=namespace, chunk_tokens=32, chunk_overlap=4
+    ) as client:
+        first = client.index([Document(id="doc", title="T", text=long_text)], progress=False)
+        assert first.passages_new > 3
+        client.index([Document(id="other", title="O", text="Stuttgart is in Germany.")])
+        shrunk = client.index(
+            [Document(id="doc", title="T", text="Wolfsburg is in Lower Saxony.")], progress=False
+        )
+        assert shrunk.passages_removed == first.passages_new
+        assert _passage_ids(client, namespace) == ["doc", "other"]
+        grown = client.index([Document(id="doc", title="T", text=long_text)], progress=False)
+        assert grown.passages_removed == 1
+        assert len(_passage_ids(client, namespace)) == first.passages_new + 1
+        with client.store.session() as s:
+            orphans = s.run(
+                "MATCH (c:Concept {namespace: $ns}) WHERE NOT (c)-[:HAS_PASSAGE]->() "
+                "RETURN count(c) AS n",
+                ns=namespace,
+            ).single()
+        assert orphans is not None and orphans["n"] == 0
+
+
+def test_dropping_a_namespace_keeps_projections_of_a_longer_name(
+    base_settings: Settings, namespace: str
+) -> None:
+    longer = f"{namespace}_en"
+    with (
+        TeragClient(base_settings, namespace=namespace) as a,
+        TeragClient(base_settings, namespace=longer) as b,
+    ):
+        a.index([SAMPLE], progress=False)
+        b.index([SAMPLE], progress=False)
+        a.retrieve(QUESTION)
+        b.retrieve(QUESTION)
+        kept = _graphs(b, longer)
+        assert kept
+        a.drop()
+        assert _graphs(b, longer) == kept
+        assert not _graphs(a, namespace) - kept
+        assert b.retrieve(QUESTION).passages
+
+
+def test_projection_is_never_reused_after_a_drop(spacy_client: TeragClient) -> None:
+    spacy_client.index([SAMPLE], progress=False)
+    first = spacy_client.retriever.ensure_projection(spacy_client.settings.namespace)
+    spacy_client.drop()
+    spacy_client.index([SAMPLE / "beetle.md"], progress=False)
+    second = spacy_client.retriever.ensure_projection(spacy_client.settings.namespace)
+    assert second != first
+    res = spacy_client.retrieve(QUESTION)
+    assert [p.id for p in res.passages] == ["sample/beetle.md"]
+
+
+def test_version_is_bumped_for_every_committed_batch(spacy_client: TeragClient) -> None:
+    c = spacy_client
+    indexer = Indexer(c.settings, c.store, c.extractor, c.embedder, c.cache, batch_passages=3)
+    seen: list[int] = []
+    original = c.store.write_passages
+
+    def write_and_look(*args: object, **kw: object) -> object:
+        out = original(*args, **kw)  # type: ignore[arg-type]
+        seen.append(c.store.read("namespace_version", namespace=c.settings.namespace)[0]["version"])
+        return out
+
+    c.store.write_passages = write_and_look  # type: ignore[method-assign]
+    try:
+        indexer.index(load_documents([SAMPLE]), c.settings.namespace, progress=False)
+    finally:
+        del c.store.write_passages
+    assert seen == [1, 2, 3]  # 8 passages in batches of 3: each commit is a new version
