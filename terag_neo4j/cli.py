@@ -38,6 +38,9 @@ def _settings(args: argparse.Namespace) -> Any:
         value = getattr(args, name, None)
         if value is not None:
             overrides[name] = value
+    if getattr(args, "command", None) in ("retrieve", "ask") and "extractor" in overrides:
+        # -e of retrieve/ask picks the query NER backend; without it the namespace's is used.
+        overrides["query_extractor"] = overrides.pop("extractor")
     if getattr(args, "mode", None) == "hybrid":
         overrides["hybrid"] = True
     return Settings().model_copy(update=overrides)

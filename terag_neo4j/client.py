@@ -12,9 +12,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
-from terag_neo4j.config import Settings
+from terag_neo4j.config import ExtractorName, Settings
 from terag_neo4j.documents import Document, load_documents
 from terag_neo4j.embeddings import CachedEmbedder, Embedder
 from terag_neo4j.extraction import ExtractionCache, Extractor, make_extractor
@@ -45,6 +45,8 @@ class TeragClient:
         self._embedder: CachedEmbedder | None = None
         self._cache: ExtractionCache | None = None
         self._retriever: Retriever | None = None
+        self._query_extractors: dict[str, Extractor] = {}
+        self._namespace_backend: dict[str, str] = {}
 
     # ------------------------------------------------------------------ lazily built parts
 
@@ -85,7 +87,42 @@ class TeragClient:
                 self.embedder,
                 self.llm if self.settings.extractor == "ollama" or self._llm else None,
             )
+            self._retriever.extractor_for = self.query_extractor
         return self._retriever
+
+    def query_backend(self, namespace: str | None = None) -> str:
+        """The query NER backend for `namespace`: `query_extractor` when set, else the backend
+        the namespace was indexed with, else `extractor` (a namespace that does not exist)."""
+        if self.settings.query_extractor is not None:
+            return self.settings.query_extractor
+        ns = namespace or self.settings.namespace
+        if ns not in self._namespace_backend:
+            rows = self.store.read("namespace_version", namespace=ns)
+            built = rows[0]["extractor"] if rows else None
+            if built is None:
+                return self.settings.extractor  # not indexed yet: ask again next time
+            if built not in get_args(ExtractorName):
+                log.warning(
+                    "namespace %r was indexed with an unknown extractor %r; query NER uses %s",
+                    ns,
+                    built,
+                    self.settings.extractor,
+                )
+                built = self.settings.extractor
+            self._namespace_backend[ns] = str(built)
+        return self._namespace_backend[ns]
+
+    def query_extractor(self, namespace: str | None = None) -> Extractor:
+        """The extractor that does query NER for `namespace` (see `query_backend`)."""
+        backend = self.query_backend(namespace)
+        if backend == self.settings.extractor:
+            return self.extractor
+        if backend == "recorded" and self.settings.recorded_extractions is None:
+            backend = "spacy"  # recorded extractions answer queries with spaCy anyway
+        if backend not in self._query_extractors:
+            llm = self.llm if backend == "ollama" else None
+            self._query_extractors[backend] = make_extractor(self.settings, llm, backend=backend)
+        return self._query_extractors[backend]
 
     # ------------------------------------------------------------------ public API
 
@@ -103,8 +140,10 @@ class TeragClient:
         else:
             docs = [x for x in items if isinstance(x, Document)]
         indexer = Indexer(self.settings, self.store, self.extractor, self.embedder, self.cache)
+        ns = namespace or self.settings.namespace
         with neo4j_errors(self.store.uri):
-            report = indexer.index(docs, namespace or self.settings.namespace, progress=progress)
+            report = indexer.index(docs, ns, progress=progress)
+        self._namespace_backend.pop(ns, None)  # it may have been (re)built with another backend
         if errors:
             report.warnings.extend(errors)
         return report
@@ -148,6 +187,7 @@ class TeragClient:
             log.warning("could not drop GDS projections of %r: %s", ns, e)
         with neo4j_errors(self.store.uri):
             self.store.drop_namespace(ns)
+        self._namespace_backend.pop(ns, None)
 
     def close(self) -> None:
         for part in (self._cache, self._embedder):

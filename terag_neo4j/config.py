@@ -71,6 +71,8 @@ class Settings(BaseSettings):
     # --- indexing ---
     namespace: str = "default"
     extractor: ExtractorName = "ollama"
+    # Query NER backend; None follows the namespace (the backend it was indexed with)
+    query_extractor: ExtractorName | None = None
     recorded_extractions: Path | None = None
     # spaCy backend: which noun phrases become concepts besides the named entities
     spacy_noun_chunks: Literal["all", "multiword", "none"] = "multiword"

@@ -12,7 +12,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -145,6 +145,8 @@ class Retriever:
         self.extractor = query_extractor
         self.embedder = embedder
         self.llm = llm
+        # Picks the query NER backend per namespace (TeragClient: the one it was indexed with).
+        self.extractor_for: Callable[[str], Extractor] | None = None
         self._project_lock = threading.Lock()
         self._gds_checked = False
 
@@ -240,8 +242,16 @@ class Retriever:
 
     # ------------------------------------------------------------------ stages
 
-    def query_entities(self, query: str, run_id: str) -> tuple[list[Concept], int, int]:
-        concepts, tin, tout = self.extractor.extract_query(query, run_id)
+    def query_entities(
+        self, query: str, run_id: str, namespace: str | None = None
+    ) -> tuple[list[Concept], int, int]:
+        """Query NER with `extractor_for(namespace)` when set (the namespace's own backend)."""
+        extractor = (
+            self.extractor_for(namespace)
+            if self.extractor_for is not None and namespace
+            else self.extractor
+        )
+        concepts, tin, tout = extractor.extract_query(query, run_id)
         return list(concepts), tin, tout
 
     def match(
@@ -368,7 +378,7 @@ class Retriever:
         if entities is not None:
             ents = [Concept("other", e) for e in entities if normalize_name(e)]
         else:
-            ents, tin, tout = self.query_entities(query, run_id)
+            ents, tin, tout = self.query_entities(query, run_id, ns)
         timings["ner"] = time.perf_counter() - t
         result = RetrievalResult(
             query, ns, [c.name for c in ents], [], [], mode, None, timings, tin, tout

@@ -20,7 +20,7 @@ from tests.fixtures.neo4j import Neo4jConn
 pytestmark = [pytest.mark.integration, pytest.mark.faults]
 
 SAMPLE = Path(__file__).resolve().parents[2] / "terag_neo4j" / "data" / "sample"
-QUESTION = "Who designed the Volkswagen Beetle?"
+QUESTION = "Which city is the headquarters of Volkswagen?"
 BUDGET_S = 30.0
 
 

@@ -3,6 +3,8 @@ documents, and GDS projection naming/versioning."""
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import pytest
@@ -11,12 +13,13 @@ from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
 from terag_neo4j.documents import Document, load_documents
 from terag_neo4j.indexing import Indexer
+from terag_neo4j.llm import LLMError
 from terag_neo4j.retrieval import RetrievalError
 
 pytestmark = pytest.mark.integration
 
 SAMPLE = Path(__file__).resolve().parents[2] / "terag_neo4j" / "data" / "sample"
-QUESTION = "Who designed the Volkswagen Beetle?"
+QUESTION = "Which city is the headquarters of Volkswagen?"
 
 
 def _passage_ids(client: TeragClient, namespace: str) -> list[str]:
@@ -137,3 +140,64 @@ def test_version_is_bumped_for_every_committed_batch(spacy_client: TeragClient) 
     finally:
         del c.store.write_passages
     assert seen == [1, 2, 3]  # 8 passages in batches of 3: each commit is a new version
+
+
+def _dead_ollama(tmp_path: Path) -> str:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{s.getsockname()[1]}"  # nothing listens there
+
+
+def test_query_ner_follows_the_namespace_extractor(
+    base_settings: Settings, namespace: str, tmp_path: Path
+) -> None:
+    """Indexed with spaCy, queried by a client whose default extractor is the LLM: no LLM call
+    (Ollama is not even reachable), unless query NER is asked for explicitly."""
+    with TeragClient(base_settings, namespace=namespace, extractor="spacy") as indexer:
+        indexer.index([SAMPLE], progress=False)
+    ollama = {"extractor": "ollama", "ollama_host": _dead_ollama(tmp_path), "llm_retries": 1}
+    with TeragClient(base_settings, namespace=namespace, **ollama) as client:
+        assert client.query_backend() == "spacy"
+        res = client.retrieve(QUESTION)
+        assert res.entities and res.mode == "pagerank"
+        assert (res.input_tokens, res.output_tokens) == (0, 0)
+        assert client.ledger.calls == []
+    with (
+        TeragClient(base_settings, namespace=namespace, query_extractor="ollama", **ollama) as c,
+        pytest.raises(LLMError),
+    ):
+        c.retrieve(QUESTION)
+
+
+def test_cli_retrieve_uses_the_namespace_extractor(
+    base_settings: Settings, namespace: str, tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    with TeragClient(base_settings, namespace=namespace, extractor="spacy") as indexer:
+        indexer.index([SAMPLE], progress=False)
+    env = {
+        **os.environ,
+        "NEO4J_URI": base_settings.neo4j_uri or "",
+        "NEO4J_USER": base_settings.neo4j_user,
+        "NEO4J_PASSWORD": base_settings.neo4j_password or "",
+        "TERAG_HOME": str(base_settings.home),
+        "TERAG_EXTRACTOR": "ollama",
+        "TERAG_LLM_RETRIES": "1",
+        "OLLAMA_HOST": _dead_ollama(tmp_path),
+        "PYTHONPATH": str(SAMPLE.parents[2]),
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "terag_neo4j.cli", "retrieve", QUESTION, "-n", namespace, "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["entities"] and out["input_tokens"] == 0
