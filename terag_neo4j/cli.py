@@ -43,7 +43,7 @@ def _settings(args: argparse.Namespace) -> Any:
         overrides["query_extractor"] = overrides.pop("extractor")
     if getattr(args, "mode", None) == "hybrid":
         overrides["hybrid"] = True
-    return Settings().model_copy(update=overrides)
+    return Settings().with_overrides(**overrides)
 
 
 def _client(args: argparse.Namespace) -> Any:

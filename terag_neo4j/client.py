@@ -36,7 +36,7 @@ class TeragClient:
 
     def __init__(self, settings: Settings | None = None, **overrides: Any) -> None:
         base = settings or Settings()
-        self.settings = base.model_copy(update=overrides) if overrides else base
+        self.settings = base.with_overrides(**overrides) if overrides else base
         check_namespace(self.settings.namespace)
         self.ledger = TokenLedger()
         self.store = GraphStore.from_settings(self.settings)

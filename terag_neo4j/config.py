@@ -7,12 +7,17 @@ everything that belongs to this project is prefixed `TERAG_`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, Self
 
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import AliasChoices, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 ExtractorName = Literal["ollama", "spacy", "recorded"]
+BOLT_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
+
+
+class SettingsError(ValueError):
+    """A setting with a value it cannot take; one line naming the variable and what it accepts."""
 
 
 def default_home() -> Path:
@@ -51,22 +56,22 @@ class Settings(BaseSettings):
     home: Path = Field(
         default_factory=default_home, description="Cache for jars, Java, builds, data."
     )
-    neo4j_bolt_port: int = 7687
-    neo4j_http_port: int = 7474
+    neo4j_bolt_port: int = Field(default=7687, ge=1, le=65535)
+    neo4j_http_port: int = Field(default=7474, ge=1, le=65535)
     neo4j_heap: str = "2g"
     neo4j_pagecache: str = "1g"
 
     # --- LLM ---
     llm_model: str = "terag-smollm2"
-    llm_temperature: float = 0.0
-    llm_num_ctx: int = 2048
-    llm_max_tokens: int = 256
-    llm_timeout_s: float = 120.0
-    llm_retries: int = 3
-    llm_concurrency: int = 2
+    llm_temperature: float = Field(default=0.0, ge=0)
+    llm_num_ctx: int = Field(default=2048, ge=1)
+    llm_max_tokens: int = Field(default=256, ge=1)
+    llm_timeout_s: float = Field(default=120.0, gt=0)
+    llm_retries: int = Field(default=3, ge=1)
+    llm_concurrency: int = Field(default=2, ge=1)
     # ggml threads spin-wait: on a busy 2-core machine one thread decodes ~40x faster than two.
-    llm_num_thread: int = 1
-    llm_retry_backoff_s: float = 0.5
+    llm_num_thread: int = Field(default=1, ge=1)
+    llm_retry_backoff_s: float = Field(default=0.5, ge=0)
 
     # --- indexing ---
     namespace: str = "default"
@@ -76,28 +81,107 @@ class Settings(BaseSettings):
     recorded_extractions: Path | None = None
     # spaCy backend: which noun phrases become concepts besides the named entities
     spacy_noun_chunks: Literal["all", "multiword", "none"] = "multiword"
-    chunk_tokens: int = 256
-    chunk_overlap: int = 32
-    extraction_batch: int = 1
+    chunk_tokens: int = Field(default=256, ge=1)
+    chunk_overlap: int = Field(default=32, ge=0)
+    extraction_batch: int = Field(default=1, ge=1)
     # Keep only LLM-extracted names that occur in their text (drops copies from the examples)
     extraction_grounded: bool = True
     embedding_model: str = "all-MiniLM-L6-v2"
-    embedding_batch: int = 64
-    write_batch: int = 1000
+    embedding_batch: int = Field(default=64, ge=1)
+    write_batch: int = Field(default=1000, ge=1)
 
     # --- retrieval ---
-    top_k: int = 5
-    semantic_top_n: int = 3
-    damping: float = 0.85
-    max_iterations: int = 100
+    top_k: int = Field(default=5, ge=1)
+    semantic_top_n: int = Field(default=3, ge=1)
+    damping: float = Field(default=0.85, ge=0, lt=1)
+    max_iterations: int = Field(default=100, ge=1)
     # 1e-6 keeps the top-5 identical to a converged (1e-9) run in our checks at half the cost of 1e-7
-    tolerance: float = 1e-6
+    tolerance: float = Field(default=1e-6, gt=0)
     similarity_mode: Literal["entity", "query"] = "entity"
     orientation: Literal["directed", "undirected"] = "directed"
     hybrid: bool = False
     weighting: Literal["s_over_f", "inv_f"] = "s_over_f"
 
+    def __init__(self, **values: Any) -> None:
+        try:
+            super().__init__(**values)
+        except ValidationError as e:
+            raise SettingsError(describe_errors(e, values)) from e
+
     @field_validator("home", "recorded_extractions", mode="after")
     @classmethod
     def _expand_user(cls, v: Path | None) -> Path | None:
         return v.expanduser() if v is not None else None
+
+    @field_validator("neo4j_uri", mode="after")
+    @classmethod
+    def _bolt_uri(cls, v: str | None) -> str | None:
+        if v is None or not v.strip():
+            return None  # NEO4J_URI= (empty) means the local server, like leaving it unset
+        scheme = v.partition("://")[0].lower() if "://" in v else ""
+        if scheme not in BOLT_SCHEMES:
+            raise ValueError(
+                f"use a Bolt URI: {', '.join(s + '://' for s in BOLT_SCHEMES)} (e.g. "
+                "bolt://127.0.0.1:7687), or leave it unset for the local server"
+            )
+        return v
+
+    @model_validator(mode="after")
+    def _overlap_below_chunk(self) -> Self:
+        if self.chunk_overlap >= self.chunk_tokens:
+            raise ValueError(
+                f"TERAG_CHUNK_OVERLAP ({self.chunk_overlap}) must be smaller than "
+                f"TERAG_CHUNK_TOKENS ({self.chunk_tokens})"
+            )
+        return self
+
+    def with_overrides(self, **overrides: Any) -> Settings:
+        """A validated copy with keyword overrides (field names, e.g. `top_k=10`).
+
+        Unlike `model_copy(update=...)` every value goes through the same validation as the
+        environment: `home="~/x"` is expanded, `extractor="bogus"` is refused here, not later.
+        """
+        unknown = sorted(set(overrides) - set(type(self).model_fields))
+        if unknown:
+            raise SettingsError(
+                f"unknown setting{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}: use "
+                "the names of Settings fields in lower case (e.g. top_k=10, extractor='spacy')"
+            )
+        copy = self.model_copy()
+        validator = type(self).__pydantic_validator__
+        try:
+            for name, value in overrides.items():
+                validator.validate_assignment(copy, name, value)
+        except ValidationError as e:
+            raise SettingsError(describe_errors(e, overrides)) from e
+        return copy
+
+
+def env_name(field: str) -> str:
+    """The environment variable of a Settings field (`top_k` -> TERAG_TOP_K)."""
+    info = Settings.model_fields.get(field)
+    choices = getattr(info.validation_alias, "choices", None) if info is not None else None
+    if choices:
+        return str(choices[0])
+    if info is None:
+        return field
+    return f"TERAG_{field.upper()}"
+
+
+def describe_errors(e: ValidationError, given: dict[str, Any] | None = None) -> str:
+    """One line for a pydantic error: `TERAG_TOP_K='abc': Input should be a valid integer`."""
+    given = given or {}
+    parts = []
+    for err in e.errors():
+        loc = str(err["loc"][0]) if err["loc"] else ""
+        field = next((f for f in Settings.model_fields if env_name(f) == loc), loc)
+        msg = str(err["msg"]).removeprefix("Value error, ").split(", unable to")[0]
+        msg = msg.replace("Input should be", "must be")
+        if err["type"] == "literal_error":
+            msg = f"must be one of {err.get('ctx', {}).get('expected', '')}"
+        if field not in Settings.model_fields:
+            parts.append(msg)  # a check across fields names them itself
+            continue
+        name = f"{field} ({env_name(field)})" if field in given else env_name(field)
+        parts.append(f"{name}={err.get('input')!r}: {msg}")
+    return "invalid setting: " + "; ".join(parts)
