@@ -12,7 +12,10 @@ from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
 
-EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_UNAVAILABLE, EXIT_NOT_FOUND = 0, 1, 2, 3, 4
+# Exit codes (README "CLI"): 1 unexpected error, 2 usage (arguments, settings, unsupported file
+# type), 3 Neo4j/Ollama unavailable, 4 not found (namespace, document, path, folder without
+# supported files), 5 some input files could not be read (named; the others were indexed).
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_UNAVAILABLE, EXIT_NOT_FOUND, EXIT_BAD_FILES = 0, 1, 2, 3, 4, 5
 SAMPLE_DIR = Path(__file__).resolve().parent / "data" / "sample"
 
 DESCRIPTION = """\
@@ -94,11 +97,18 @@ def _format_retrieval(res: Any) -> str:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
+    from terag_neo4j.documents import iter_sources
+
+    for _ in iter_sources(args.paths):  # missing paths, empty folders: say so before connecting
+        pass
     errors: list[str] = []
     with _client(args) as terag:
         report = terag.index(args.paths, progress=not args.quiet, errors=errors)
-    _emit(args, {**report.to_record(), "warnings": report.warnings}, report.summary())
-    return EXIT_ERROR if errors else EXIT_OK
+    text = report.summary()
+    if errors:
+        text += f"\n  skipped {len(errors)} file(s):\n" + "\n".join(f"    {e}" for e in errors)
+    _emit(args, {**report.to_record(), "warnings": report.warnings, "skipped": errors}, text)
+    return EXIT_BAD_FILES if errors else EXIT_OK
 
 
 def cmd_retrieve(args: argparse.Namespace) -> int:
@@ -139,6 +149,8 @@ def cmd_namespaces(args: argparse.Namespace) -> int:
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
+    if not args.all and not args.document:
+        raise UsageError("terag delete: give a DOCUMENT id, or --all to drop the whole namespace")
     with _client(args) as terag:
         if args.all:
             terag.drop()
@@ -148,10 +160,6 @@ def cmd_delete(args: argparse.Namespace) -> int:
                 f"dropped namespace {terag.settings.namespace!r}",
             )
             return EXIT_OK
-        if not args.document:
-            raise SystemExit(
-                "terag delete: give a DOCUMENT id, or --all to drop the whole namespace"
-            )
         n = terag.delete(args.document)
     _emit(args, {"deleted_passages": n}, f"deleted {n} passages of {args.document!r}")
     return EXIT_OK if n else EXIT_NOT_FOUND
@@ -283,11 +291,15 @@ def _attach_optional(sub: Any) -> None:
         register(sub)
 
 
+class UsageError(ValueError):
+    """A command used the wrong way (exit 2)."""
+
+
 def _error_line(e: BaseException) -> tuple[str, int]:
-    from terag_neo4j.documents import InputError
+    from terag_neo4j.documents import InputError, InputNotFound
     from terag_neo4j.graph_store import GraphStoreError, NamespaceNotFound
 
-    if isinstance(e, NamespaceNotFound):
+    if isinstance(e, NamespaceNotFound | InputNotFound | FileNotFoundError):
         return str(e), EXIT_NOT_FOUND
     if isinstance(e, GraphStoreError):
         return str(e), EXIT_UNAVAILABLE
@@ -298,7 +310,7 @@ def _error_line(e: BaseException) -> tuple[str, int]:
             return str(e), EXIT_UNAVAILABLE
     except ImportError:
         pass
-    if isinstance(e, InputError | ValueError | FileNotFoundError):
+    if isinstance(e, InputError | ValueError):
         return str(e), EXIT_USAGE
     return f"{type(e).__name__}: {e}", EXIT_ERROR
 

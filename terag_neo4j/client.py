@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from terag_neo4j.config import ExtractorName, Settings
-from terag_neo4j.documents import Document, load_documents
+from terag_neo4j.documents import Document, InputError, load_documents
 from terag_neo4j.embeddings import CachedEmbedder, Embedder
 from terag_neo4j.extraction import ExtractionCache, Extractor, make_extractor
 from terag_neo4j.graph_store import GraphStore, NamespaceInfo, check_namespace, neo4j_errors
@@ -134,11 +134,18 @@ class TeragClient:
         errors: list[str] | None = None,
     ) -> IngestReport:
         """Index files/folders (paths) or `Document` objects; idempotent and incremental."""
+        if isinstance(source, str | Path | Document):
+            source = [source]  # one path or one Document, not a string's characters
         items = list(source)
-        if items and all(isinstance(x, str | Path) for x in items):
-            docs: Iterable[Document] = list(load_documents([Path(str(x)) for x in items], errors))
-        else:
-            docs = [x for x in items if isinstance(x, Document)]
+        for i, x in enumerate(items):
+            if not isinstance(x, str | Path | Document):
+                raise InputError(
+                    f"index() item {i} is a {type(x).__name__}, not a path or a Document: wrap "
+                    "records as Document(id=..., text=..., title=...)"
+                )
+        paths = [Path(x) for x in items if isinstance(x, str | Path)]
+        docs: list[Document] = list(load_documents(paths, errors)) if paths else []
+        docs += [x for x in items if isinstance(x, Document)]
         indexer = Indexer(self.settings, self.store, self.extractor, self.embedder, self.cache)
         ns = namespace or self.settings.namespace
         with neo4j_errors(self.store.uri):

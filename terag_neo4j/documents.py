@@ -25,8 +25,17 @@ MAX_DOCUMENT_CHARS = (
 )
 
 
+# A token is at most this many characters on average in a chunk: a 2 MB "word" (a base64 blob, a
+# line without spaces) is one [UNK] token to WordPiece, so token windows alone do not bound size.
+MAX_CHARS_PER_TOKEN = 32
+
+
 class InputError(ValueError):
     """Input that cannot be read; the message names the file and what is wrong."""
+
+
+class InputNotFound(InputError):
+    """A path that does not exist, or a folder without any file of a supported type."""
 
 
 @dataclass(frozen=True)
@@ -37,6 +46,22 @@ class Document:
     source: str = ""
     # A record that already is a passage (benchmark corpora) is indexed whole, never re-chunked.
     is_passage: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("id", "text", "title", "source"):
+            value = getattr(self, name)
+            if not isinstance(value, str):
+                raise InputError(
+                    f"Document.{name} must be a str, got {type(value).__name__} "
+                    f"({_preview(value)}); convert it first, e.g. Document(id=..., text=str(x))"
+                )
+        if not self.id.strip():
+            raise InputError("Document.id must not be empty: give each document a stable id")
+
+
+def _preview(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 @dataclass(frozen=True)
@@ -88,10 +113,13 @@ def chunk_text(
     if not 0 <= overlap < max_tokens:
         raise ValueError("overlap must be >= 0 and smaller than max_tokens")
     tok = tokenizer or default_tokenizer()
-    enc = tok(text, add_special_tokens=False, return_offsets_mapping=True)  # type: ignore[operator]
+    # verbose=False: no "Token indices sequence length is longer than the specified maximum"
+    # warning; a document longer than the model's window is exactly what chunking is for.
+    enc = tok(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)  # type: ignore[operator]
     offsets: list[tuple[int, int]] = enc["offset_mapping"]
+    max_chars = max_tokens * MAX_CHARS_PER_TOKEN
     if len(offsets) <= max_tokens:
-        return [text.strip()] if text.strip() else []
+        return _cap_chars(text.strip(), max_chars) if text.strip() else []
     chunks: list[str] = []
     step = max_tokens - overlap
     start_tok = 0
@@ -101,11 +129,24 @@ def chunk_text(
         end_char = offsets[end_tok - 1][1] if end_tok == len(offsets) else offsets[end_tok][0]
         chunk = text[start_char:end_char].strip()
         if chunk:
-            chunks.append(chunk)
+            chunks.extend(_cap_chars(chunk, max_chars))
         if end_tok == len(offsets):
             break
         start_tok += step
     return chunks
+
+
+def _cap_chars(chunk: str, max_chars: int) -> list[str]:
+    """`chunk` cut into pieces of at most `max_chars`, at whitespace where there is some."""
+    pieces: list[str] = []
+    while len(chunk) > max_chars:
+        cut = chunk.rfind(" ", max_chars // 2, max_chars + 1)
+        cut = cut if cut > 0 else max_chars
+        pieces.append(chunk[:cut].strip())
+        chunk = chunk[cut:].strip()
+    if chunk:
+        pieces.append(chunk)
+    return [p for p in pieces if p]
 
 
 def split_document(
@@ -144,6 +185,13 @@ def to_passages(
                 continue
             seen.add(p.id)
             yield p
+
+
+def _too_large(path: Path, size: str) -> None:
+    raise InputError(
+        f"{path}: {size}, over the {MAX_DOCUMENT_CHARS:,}-character limit of a document; "
+        "split it into smaller files"
+    )
 
 
 def _read_text(path: Path) -> str:
@@ -209,13 +257,18 @@ def iter_sources(paths: Sequence[str | Path]) -> Iterator[tuple[Path, str]]:
     for raw in paths:
         p = Path(raw)
         if not p.exists():
-            raise InputError(f"{p}: no such file or directory")
+            raise InputNotFound(f"{p}: no such file or directory")
         if p.is_dir():
-            for f in sorted(
+            files = sorted(
                 f
                 for f in p.rglob("*")
                 if f.is_file() and f.suffix.lower() in TEXT_SUFFIXES | JSONL_SUFFIXES
-            ):
+            )
+            if not files:
+                raise InputNotFound(
+                    f"{p}: no .txt, .md or .jsonl files in this folder (nor below it)"
+                )
+            for f in files:
                 yield f, document_id(f, p)
         elif p.suffix.lower() in TEXT_SUFFIXES | JSONL_SUFFIXES:
             yield p, document_id(p)
@@ -238,7 +291,12 @@ def load_documents(
     """
     for path, doc_id in iter_sources(paths):
         try:
+            jsonl = path.suffix.lower() in JSONL_SUFFIXES  # many documents: checked one by one
+            if not jsonl and path.stat().st_size > 4 * MAX_DOCUMENT_CHARS:
+                _too_large(path, f"{path.stat().st_size:,} bytes")
             text = _read_text(path)
+            if not jsonl and len(text) > MAX_DOCUMENT_CHARS:
+                _too_large(path, f"{len(text):,} characters")
             if path.suffix.lower() in JSONL_SUFFIXES:
                 # Parse the whole file first: a bad line late in it must not leave a half-read file.
                 yield from list(_jsonl_documents(path, text))

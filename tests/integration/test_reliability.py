@@ -11,7 +11,7 @@ import pytest
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
-from terag_neo4j.documents import Document, load_documents
+from terag_neo4j.documents import Document, InputError, load_documents
 from terag_neo4j.indexing import Indexer
 from terag_neo4j.llm import LLMError
 from terag_neo4j.retrieval import RetrievalError
@@ -201,3 +201,42 @@ def test_cli_retrieve_uses_the_namespace_extractor(
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["entities"] and out["input_tokens"] == 0
+
+
+def test_index_refuses_records_that_are_not_documents(
+    spacy_client: TeragClient, namespace: str
+) -> None:
+    with pytest.raises(InputError, match="item 1 is a dict"):
+        spacy_client.index([Document(id="a", text="Wolfsburg."), {"text": "x"}], progress=False)
+    mixed = spacy_client.index(
+        [SAMPLE / "beetle.md", Document(id="extra", text="Hanover is in Lower Saxony.")],
+        progress=False,
+    )
+    assert mixed.passages_new == 2
+    assert _passage_ids(spacy_client, namespace) == ["extra", "sample/beetle.md"]
+
+
+def test_cli_names_and_skips_unreadable_files_with_exit_5(
+    base_settings: Settings,
+    namespace: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from terag_neo4j import cli
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "good.md").write_text("# Good\nWolfsburg is in Lower Saxony.", encoding="utf-8")
+    (docs / "bad.txt").write_bytes(b"caf\xe9 latin-1")
+    for var, value in {
+        "NEO4J_URI": base_settings.neo4j_uri or "",
+        "NEO4J_USER": base_settings.neo4j_user,
+        "NEO4J_PASSWORD": base_settings.neo4j_password or "",
+        "TERAG_HOME": str(base_settings.home),
+    }.items():
+        monkeypatch.setenv(var, value)
+    code = cli.main(["index", str(docs), "-n", namespace, "-e", "spacy", "-q", "--json"])
+    assert code == cli.EXIT_BAD_FILES
+    out = json.loads(capsys.readouterr().out)
+    assert out["passages_new"] == 1 and len(out["skipped"]) == 1 and "bad.txt" in out["skipped"][0]
