@@ -152,7 +152,7 @@ def connect(settings: Settings, target: tuple[str, str, str] | None = None) -> D
         driver.close()
         raise GraphStoreError(
             f"Neo4j at {uri} rejected user {user!r}: check NEO4J_USER / NEO4J_PASSWORD "
-            "(`terag server status` prints the local server's password)"
+            "(`terag server status --show-password` prints the local server's)"
         ) from e
     except (ServiceUnavailable, OSError, ValueError) as e:
         driver.close()
