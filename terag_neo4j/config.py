@@ -147,14 +147,12 @@ class Settings(BaseSettings):
                 f"unknown setting{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}: use "
                 "the names of Settings fields in lower case (e.g. top_k=10, extractor='spacy')"
             )
-        copy = self.model_copy()
-        validator = type(self).__pydantic_validator__
+        # All values at once (checks across fields see the final combination); model_validate
+        # reads no environment, so only the base's values and the overrides count.
         try:
-            for name, value in overrides.items():
-                validator.validate_assignment(copy, name, value)
+            return type(self).model_validate({**self.__dict__, **overrides})
         except ValidationError as e:
             raise SettingsError(describe_errors(e, overrides)) from e
-        return copy
 
 
 def env_name(field: str) -> str:

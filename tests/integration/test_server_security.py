@@ -71,7 +71,7 @@ def fresh_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sett
     )
     lay = local.layout(settings)
     lay.root.mkdir(parents=True)
-    for part in ("lib", "plugins", "tools"):
+    for part in ("lib", "plugins"):
         (lay.root / part).symlink_to(provisioned.root / part)
     shutil.copy(provisioned.marker, lay.marker)
     env = {

@@ -52,6 +52,10 @@ def test_keyword_overrides_are_validated(tmp_path: Path) -> None:
     base = Settings(home=tmp_path)
     assert base.with_overrides(home="~/x").home == Path("~/x").expanduser()
     assert base.with_overrides(top_k="7").top_k == 7
+    small = base.with_overrides(chunk_tokens=32, chunk_overlap=4)  # checked together, not in turn
+    assert (small.chunk_tokens, small.chunk_overlap) == (32, 4)
+    with pytest.raises(SettingsError, match="must be smaller than TERAG_CHUNK_TOKENS"):
+        base.with_overrides(chunk_overlap=300)
     for bad, needle in (
         ({"extractor": "bogus"}, "extractor (TERAG_EXTRACTOR)='bogus'"),
         ({"damping": 1.5}, "damping (TERAG_DAMPING)=1.5"),
