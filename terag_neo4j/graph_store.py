@@ -332,14 +332,17 @@ class GraphStore:
         return self._call(run)
 
     def ensure_schema(self) -> None:
-        with self.session() as s:
-            for stmt in cypher_statements("schema"):
-                try:
-                    s.run(stmt).consume()
-                except ClientError as e:
-                    # An equivalent index under another name (made by hand) is not an error.
-                    if "EquivalentSchemaRule" not in (e.code or ""):
-                        raise
+        def run() -> None:  # idempotent, so safe to retry as a whole
+            with self.session() as s:
+                for stmt in cypher_statements("schema"):
+                    try:
+                        s.run(stmt).consume()
+                    except ClientError as e:
+                        # An equivalent index under another name (made by hand) is not an error.
+                        if "EquivalentSchemaRule" not in (e.code or ""):
+                            raise
+
+        self._call(run)
 
     # ------------------------------------------------------------------ writes
 
@@ -503,9 +506,12 @@ class GraphStore:
         return self.write_tx(work)
 
     def drop_namespace(self, namespace: str) -> None:
-        with self.session() as s:
-            for stmt in cypher_statements("drop_namespace"):
-                s.run(stmt, namespace=namespace).consume()
+        def run() -> None:  # batched deletes: a retry continues where the last one stopped
+            with self.session() as s:
+                for stmt in cypher_statements("drop_namespace"):
+                    s.run(stmt, namespace=namespace).consume()
+
+        self._call(run)
 
     # ------------------------------------------------------------------ reads
 

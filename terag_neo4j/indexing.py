@@ -21,7 +21,13 @@ from terag_neo4j.config import Settings
 from terag_neo4j.documents import Document, Passage, to_passages
 from terag_neo4j.embeddings import CachedEmbedder
 from terag_neo4j.extraction import Extraction, ExtractionCache, Extractor, extract_with_cache
-from terag_neo4j.graph_store import GraphStore, GraphStoreError, check_namespace
+from terag_neo4j.graph_store import (
+    GraphStore,
+    GraphStoreError,
+    Neo4jUnavailable,
+    check_namespace,
+    one_line,
+)
 
 log = logging.getLogger(__name__)
 
@@ -240,13 +246,18 @@ class Indexer:
                 dict(zip(keys, cvecs.tolist(), strict=True)),
                 self._meta(),
             )
+        except Neo4jUnavailable as e:
+            raise Neo4jUnavailable(
+                f"{e}. {report.passages_new} passages of this run were written and extractions "
+                "are cached: rerunning the same command completes the graph without paying again"
+            ) from e
         except GraphStoreError:
             raise
         except Exception as e:  # the driver's own errors, after its retries
             raise GraphStoreError(
                 f"writing to Neo4j failed after {report.passages_new} passages of this run "
-                f"({type(e).__name__}: {e}); extractions are cached, so rerunning the same "
-                "command completes the graph without paying for them again"
+                f"({type(e).__name__}: {one_line(e)}); extractions are cached, so rerunning the "
+                "same command completes the graph without paying for them again"
             ) from e
         report.write_s += time.perf_counter() - t
         report.passages_new += stats.passages

@@ -27,6 +27,7 @@ from terag_neo4j.llm import Message, OllamaLLM, Stage
 log = logging.getLogger(__name__)
 
 MIN_GDS = (2, 17)
+MAX_QUERY_CHARS = 10_000  # query NER (spaCy, an LLM prompt) is meant for a question
 MatchKind = Literal["exact", "semantic"]
 Mode = Literal["pagerank", "dense", "hybrid"]
 
@@ -359,6 +360,11 @@ class Retriever:
         """Top passages for `query`; `entities` skips query NER (caller-supplied entities)."""
         if not query or not query.strip():
             raise RetrievalError("empty query: ask a question")
+        if len(query) > MAX_QUERY_CHARS:
+            raise RetrievalError(
+                f"query of {len(query):,} characters is over the {MAX_QUERY_CHARS:,} limit: "
+                "ask a question, not a document"
+            )
         ns = check_namespace(namespace or self.settings.namespace)
         k = self.settings.top_k if top_k is None else top_k
         if isinstance(k, bool) or not isinstance(k, int) or k <= 0:

@@ -13,6 +13,7 @@ import pytest
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
+from terag_neo4j.documents import Document
 from terag_neo4j.graph_store import Neo4jUnavailable
 from terag_neo4j.server import neo4j as local
 from tests.fixtures.neo4j import Neo4jConn
@@ -73,6 +74,11 @@ def test_retrieval_loop_survives_a_neo4j_restart(
             _wait_for(
                 lambda: sum(c.error is not None for c in calls) >= 2, 3 * BUDGET_S, "two failures"
             )
+            t = time.monotonic()
+            with pytest.raises(Neo4jUnavailable) as down:  # indexing while down: the same error
+                client.index([Document(id="late", text="Hanover is in Lower Saxony.")])
+            index_s = time.monotonic() - t
+            assert index_s <= BUDGET_S and "\n" not in str(down.value)
             local.start(server)
             up = time.monotonic()
             _wait_for(
@@ -98,6 +104,7 @@ def test_retrieval_loop_survives_a_neo4j_restart(
     print(
         f"\nfailing calls: {len(failures)}, longest {max(c.seconds for c in failures):.1f}s, "
         f"first failure {min(c.started + c.seconds for c in failures) - stopped:.1f}s after the "
-        f"stop; first success {first_back:.1f}s after the server was up again; failures "
+        f"stop; first success {first_back:.1f}s after the server was up again; index while down "
+        f"failed in {index_s:.1f}s; failures "
         f"(start after stop, seconds): {[(round(c.started - stopped, 1), round(c.seconds, 1)) for c in failures]}"
     )

@@ -240,3 +240,9 @@ def test_cli_names_and_skips_unreadable_files_with_exit_5(
     assert code == cli.EXIT_BAD_FILES
     out = json.loads(capsys.readouterr().out)
     assert out["passages_new"] == 1 and len(out["skipped"]) == 1 and "bad.txt" in out["skipped"][0]
+
+
+def test_an_overlong_query_is_refused_before_query_ner(spacy_client: TeragClient) -> None:
+    spacy_client.index([SAMPLE / "beetle.md"], progress=False)
+    with pytest.raises(RetrievalError, match="over the 10,000 limit"):
+        spacy_client.retrieve("x" * 2_000_000)
