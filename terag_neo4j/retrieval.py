@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from neo4j.exceptions import ClientError
 
@@ -32,14 +32,18 @@ MatchKind = Literal["exact", "semantic"]
 Mode = Literal["pagerank", "dense", "hybrid"]
 
 
-def projection_name_re(namespace: str) -> re.Pattern[str]:
-    """Full-match pattern of the GDS graph names of one namespace (see `graph_name`).
+def projection_name_re(namespace: str, orientations: Sequence[str] = ()) -> re.Pattern[str]:
+    """Full-match pattern of the GDS graph names of one namespace (see `Retriever.graph_name`).
 
-    Orientations are lowercase words and namespaces may contain '_', so `wiki`'s pattern must not
-    match `terag_wiki_en_directed_v3`: after the orientation only `_v<n>[_<epoch>]` may follow.
+    Namespaces may contain '_', so `wiki`'s pattern must not match `terag_wiki_en_directed_v3`:
+    the orientation must be a known one (default: every value `Settings.orientation` accepts)
+    and only `_v<n>[_<epoch>]` may follow it.
     """
+    names = orientations or get_args(Settings.model_fields["orientation"].annotation)
+    alternatives = "|".join(re.escape(o) for o in sorted(names, key=len, reverse=True))
     return re.compile(
-        rf"terag_{re.escape(namespace)}_(?P<orientation>[a-z]+)_v(?P<version>\d+)(?:_[0-9a-f]{{8}})?"
+        rf"terag_{re.escape(namespace)}_(?P<orientation>{alternatives})"
+        r"_v(?P<version>\d+)(?:_[0-9a-f]{8})?"
     )
 
 
@@ -186,8 +190,7 @@ class Retriever:
         return {
             g
             for g in (r["graphName"] for r in self.store.read("gds_graphs", prefix=prefix))
-            if (m := projection_name_re(namespace).fullmatch(g))
-            and (orientation is None or m.group("orientation") == orientation)
+            if projection_name_re(namespace, [orientation] if orientation else ()).fullmatch(g)
         }
 
     def ensure_projection(self, namespace: str, orientation: str | None = None) -> str:

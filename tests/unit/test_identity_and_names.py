@@ -55,6 +55,8 @@ def test_a_file_named_alone_gets_its_folder_and_file_name(
         ("terag_wiki-x_directed_v1", False),
         ("terag_wiki_directed_v3_directed_v4", False),
         ("terag_wiki_directed_v3\n", False),
+        ("terag_wiki_directed_directed_v3_0a1b2c3d", False),  # namespace wiki_directed
+        ("terag_wiki_sideways_v3", False),  # no such orientation
         ("xterag_wiki_directed_v3", False),
     ],
 )
