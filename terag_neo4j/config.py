@@ -167,7 +167,7 @@ def env_name(field: str) -> str:
 
 
 def describe_errors(e: ValidationError, given: dict[str, Any] | None = None) -> str:
-    """One line for a pydantic error: `TERAG_TOP_K='abc': Input should be a valid integer`."""
+    """One line for a pydantic error: `TERAG_TOP_K='abc': must be a valid integer`."""
     given = given or {}
     parts = []
     for err in e.errors():
