@@ -12,7 +12,10 @@ from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
 
-EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_UNAVAILABLE, EXIT_NOT_FOUND = 0, 1, 2, 3, 4
+# Exit codes (README "CLI"): 1 unexpected error, 2 usage (arguments, settings, unsupported file
+# type), 3 Neo4j/Ollama unavailable, 4 not found (namespace, document, path, folder without
+# supported files), 5 some input files could not be read (named; the others were indexed).
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_UNAVAILABLE, EXIT_NOT_FOUND, EXIT_BAD_FILES = 0, 1, 2, 3, 4, 5
 SAMPLE_DIR = Path(__file__).resolve().parent / "data" / "sample"
 
 DESCRIPTION = """\
@@ -38,9 +41,12 @@ def _settings(args: argparse.Namespace) -> Any:
         value = getattr(args, name, None)
         if value is not None:
             overrides[name] = value
+    if getattr(args, "command", None) in ("retrieve", "ask") and "extractor" in overrides:
+        # -e of retrieve/ask picks the query NER backend; without it the namespace's is used.
+        overrides["query_extractor"] = overrides.pop("extractor")
     if getattr(args, "mode", None) == "hybrid":
         overrides["hybrid"] = True
-    return Settings().model_copy(update=overrides)
+    return Settings().with_overrides(**overrides)
 
 
 def _client(args: argparse.Namespace) -> Any:
@@ -91,11 +97,18 @@ def _format_retrieval(res: Any) -> str:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
+    from terag_neo4j.documents import iter_sources
+
+    for _ in iter_sources(args.paths):  # missing paths, empty folders: say so before connecting
+        pass
     errors: list[str] = []
     with _client(args) as terag:
         report = terag.index(args.paths, progress=not args.quiet, errors=errors)
-    _emit(args, {**report.to_record(), "warnings": report.warnings}, report.summary())
-    return EXIT_ERROR if errors else EXIT_OK
+    text = report.summary()
+    if errors:
+        text += f"\n  skipped {len(errors)} file(s):\n" + "\n".join(f"    {e}" for e in errors)
+    _emit(args, {**report.to_record(), "warnings": report.warnings, "skipped": errors}, text)
+    return EXIT_BAD_FILES if errors else EXIT_OK
 
 
 def cmd_retrieve(args: argparse.Namespace) -> int:
@@ -136,6 +149,8 @@ def cmd_namespaces(args: argparse.Namespace) -> int:
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
+    if not args.all and not args.document:
+        raise UsageError("terag delete: give a DOCUMENT id, or --all to drop the whole namespace")
     with _client(args) as terag:
         if args.all:
             terag.drop()
@@ -145,10 +160,6 @@ def cmd_delete(args: argparse.Namespace) -> int:
                 f"dropped namespace {terag.settings.namespace!r}",
             )
             return EXIT_OK
-        if not args.document:
-            raise SystemExit(
-                "terag delete: give a DOCUMENT id, or --all to drop the whole namespace"
-            )
         n = terag.delete(args.document)
     _emit(args, {"deleted_passages": n}, f"deleted {n} passages of {args.document!r}")
     return EXIT_OK if n else EXIT_NOT_FOUND
@@ -166,17 +177,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if (args.extractor or settings.extractor) == "ollama" or args.answer:
         os.environ["OLLAMA_HOST"] = _ensure_ollama(settings)
     args.namespace = args.namespace or "demo"
-    from dataclasses import replace
-
-    from terag_neo4j.documents import load_documents
-
-    # Ids relative to the package, so the demo graph is the same wherever the checkout lives.
-    docs = [
-        replace(d, id=Path(d.id).relative_to(SAMPLE_DIR.parent).as_posix())
-        for d in load_documents([SAMPLE_DIR])
-    ]
+    # Ids start at the folder named (sample/beetle.md), wherever the checkout lives.
     with _client(args) as terag:
-        report = terag.index(docs)
+        report = terag.index([SAMPLE_DIR])
     print(report.summary())
     args.top_k = None
     args.mode = None
@@ -288,11 +291,15 @@ def _attach_optional(sub: Any) -> None:
         register(sub)
 
 
+class UsageError(ValueError):
+    """A command used the wrong way (exit 2)."""
+
+
 def _error_line(e: BaseException) -> tuple[str, int]:
-    from terag_neo4j.documents import InputError
+    from terag_neo4j.documents import InputError, InputNotFound
     from terag_neo4j.graph_store import GraphStoreError, NamespaceNotFound
 
-    if isinstance(e, NamespaceNotFound):
+    if isinstance(e, NamespaceNotFound | InputNotFound | FileNotFoundError):
         return str(e), EXIT_NOT_FOUND
     if isinstance(e, GraphStoreError):
         return str(e), EXIT_UNAVAILABLE
@@ -303,7 +310,7 @@ def _error_line(e: BaseException) -> tuple[str, int]:
             return str(e), EXIT_UNAVAILABLE
     except ImportError:
         pass
-    if isinstance(e, InputError | ValueError | FileNotFoundError):
+    if isinstance(e, InputError | ValueError):
         return str(e), EXIT_USAGE
     return f"{type(e).__name__}: {e}", EXIT_ERROR
 
@@ -317,6 +324,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     for noisy in ("neo4j", "httpx", "sentence_transformers", "urllib3"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    if not args.verbose:
+        # The driver logs each retry of a lost connection; the one-line error below says it all.
+        logging.getLogger("neo4j").setLevel(logging.ERROR)
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE

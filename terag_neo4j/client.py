@@ -12,13 +12,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
-from terag_neo4j.config import Settings
-from terag_neo4j.documents import Document, load_documents
+from terag_neo4j.config import ExtractorName, Settings
+from terag_neo4j.documents import Document, InputError, load_documents
 from terag_neo4j.embeddings import CachedEmbedder, Embedder
 from terag_neo4j.extraction import ExtractionCache, Extractor, make_extractor
-from terag_neo4j.graph_store import GraphStore, NamespaceInfo, check_namespace
+from terag_neo4j.graph_store import GraphStore, NamespaceInfo, check_namespace, neo4j_errors
 from terag_neo4j.indexing import Indexer, IngestReport
 from terag_neo4j.llm import OllamaLLM, TokenLedger
 from terag_neo4j.retrieval import AnswerResult, RetrievalResult, Retriever
@@ -36,7 +36,7 @@ class TeragClient:
 
     def __init__(self, settings: Settings | None = None, **overrides: Any) -> None:
         base = settings or Settings()
-        self.settings = base.model_copy(update=overrides) if overrides else base
+        self.settings = base.with_overrides(**overrides) if overrides else base
         check_namespace(self.settings.namespace)
         self.ledger = TokenLedger()
         self.store = GraphStore.from_settings(self.settings)
@@ -45,6 +45,8 @@ class TeragClient:
         self._embedder: CachedEmbedder | None = None
         self._cache: ExtractionCache | None = None
         self._retriever: Retriever | None = None
+        self._query_extractors: dict[str, Extractor] = {}
+        self._namespace_backend: dict[str, str] = {}
 
     # ------------------------------------------------------------------ lazily built parts
 
@@ -85,7 +87,42 @@ class TeragClient:
                 self.embedder,
                 self.llm if self.settings.extractor == "ollama" or self._llm else None,
             )
+            self._retriever.extractor_for = self.query_extractor
         return self._retriever
+
+    def query_backend(self, namespace: str | None = None) -> str:
+        """The query NER backend for `namespace`: `query_extractor` when set, else the backend
+        the namespace was indexed with, else `extractor` (a namespace that does not exist)."""
+        if self.settings.query_extractor is not None:
+            return self.settings.query_extractor
+        ns = namespace or self.settings.namespace
+        if ns not in self._namespace_backend:
+            rows = self.store.read("namespace_version", namespace=ns)
+            built = rows[0]["extractor"] if rows else None
+            if built is None:
+                return self.settings.extractor  # not indexed yet: ask again next time
+            if built not in get_args(ExtractorName):
+                log.warning(
+                    "namespace %r was indexed with an unknown extractor %r; query NER uses %s",
+                    ns,
+                    built,
+                    self.settings.extractor,
+                )
+                built = self.settings.extractor
+            self._namespace_backend[ns] = str(built)
+        return self._namespace_backend[ns]
+
+    def query_extractor(self, namespace: str | None = None) -> Extractor:
+        """The extractor that does query NER for `namespace` (see `query_backend`)."""
+        backend = self.query_backend(namespace)
+        if backend == self.settings.extractor:
+            return self.extractor
+        if backend == "recorded" and self.settings.recorded_extractions is None:
+            backend = "spacy"  # recorded extractions answer queries with spaCy anyway
+        if backend not in self._query_extractors:
+            llm = self.llm if backend == "ollama" else None
+            self._query_extractors[backend] = make_extractor(self.settings, llm, backend=backend)
+        return self._query_extractors[backend]
 
     # ------------------------------------------------------------------ public API
 
@@ -97,13 +134,23 @@ class TeragClient:
         errors: list[str] | None = None,
     ) -> IngestReport:
         """Index files/folders (paths) or `Document` objects; idempotent and incremental."""
+        if isinstance(source, str | Path | Document):
+            source = [source]  # one path or one Document, not a string's characters
         items = list(source)
-        if items and all(isinstance(x, str | Path) for x in items):
-            docs: Iterable[Document] = list(load_documents([Path(str(x)) for x in items], errors))
-        else:
-            docs = [x for x in items if isinstance(x, Document)]
+        for i, x in enumerate(items):
+            if not isinstance(x, str | Path | Document):
+                raise InputError(
+                    f"index() item {i} is a {type(x).__name__}, not a path or a Document: wrap "
+                    "records as Document(id=..., text=..., title=...)"
+                )
+        paths = [Path(x) for x in items if isinstance(x, str | Path)]
+        docs: list[Document] = list(load_documents(paths, errors)) if paths else []
+        docs += [x for x in items if isinstance(x, Document)]
         indexer = Indexer(self.settings, self.store, self.extractor, self.embedder, self.cache)
-        report = indexer.index(docs, namespace or self.settings.namespace, progress=progress)
+        ns = namespace or self.settings.namespace
+        with neo4j_errors(self.store.uri):
+            report = indexer.index(docs, ns, progress=progress)
+        self._namespace_backend.pop(ns, None)  # it may have been (re)built with another backend
         if errors:
             report.warnings.extend(errors)
         return report
@@ -112,7 +159,8 @@ class TeragClient:
         self, query: str, top_k: int | None = None, namespace: str | None = None, **kw: Any
     ) -> RetrievalResult:
         """Top passages for `query` by TERAG's personalised PageRank (dense fallback)."""
-        return self.retriever.retrieve(query, top_k=top_k, namespace=namespace, **kw)
+        with neo4j_errors(self.store.uri):
+            return self.retriever.retrieve(query, top_k=top_k, namespace=namespace, **kw)
 
     def answer(
         self, query: str, top_k: int | None = None, namespace: str | None = None
@@ -121,17 +169,21 @@ class TeragClient:
         r = self.retriever
         if r.llm is None:
             r.llm = self.llm
-        return r.answer(query, top_k=top_k, namespace=namespace)
+        with neo4j_errors(self.store.uri):
+            return r.answer(query, top_k=top_k, namespace=namespace)
 
     def delete(self, document_id: str, namespace: str | None = None) -> int:
         """Remove a document (all its passages); returns how many passages went."""
-        return self.store.delete_document(namespace or self.settings.namespace, document_id)
+        with neo4j_errors(self.store.uri):
+            return self.store.delete_document(namespace or self.settings.namespace, document_id)
 
     def stats(self, namespace: str | None = None) -> NamespaceInfo:
-        return self.store.describe(namespace or self.settings.namespace)
+        with neo4j_errors(self.store.uri):
+            return self.store.describe(namespace or self.settings.namespace)
 
     def namespaces(self) -> list[NamespaceInfo]:
-        return self.store.namespaces()
+        with neo4j_errors(self.store.uri):
+            return self.store.namespaces()
 
     def drop(self, namespace: str | None = None) -> None:
         ns = check_namespace(namespace or self.settings.namespace)
@@ -140,7 +192,9 @@ class TeragClient:
             self.retriever.drop_projections(ns)
         except Exception as e:  # a missing GDS must not keep the data from being dropped
             log.warning("could not drop GDS projections of %r: %s", ns, e)
-        self.store.drop_namespace(ns)
+        with neo4j_errors(self.store.uri):
+            self.store.drop_namespace(ns)
+        self._namespace_backend.pop(ns, None)
 
     def close(self) -> None:
         for part in (self._cache, self._embedder):

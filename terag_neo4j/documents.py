@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -24,8 +25,17 @@ MAX_DOCUMENT_CHARS = (
 )
 
 
+# A token is at most this many characters on average in a chunk: a 2 MB "word" (a base64 blob, a
+# line without spaces) is one [UNK] token to WordPiece, so token windows alone do not bound size.
+MAX_CHARS_PER_TOKEN = 32
+
+
 class InputError(ValueError):
     """Input that cannot be read; the message names the file and what is wrong."""
+
+
+class InputNotFound(InputError):
+    """A path that does not exist, or a folder without any file of a supported type."""
 
 
 @dataclass(frozen=True)
@@ -36,6 +46,22 @@ class Document:
     source: str = ""
     # A record that already is a passage (benchmark corpora) is indexed whole, never re-chunked.
     is_passage: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("id", "text", "title", "source"):
+            value = getattr(self, name)
+            if not isinstance(value, str):
+                raise InputError(
+                    f"Document.{name} must be a str, got {type(value).__name__} "
+                    f"({_preview(value)}); convert it first, e.g. Document(id=..., text=str(x))"
+                )
+        if not self.id.strip():
+            raise InputError("Document.id must not be empty: give each document a stable id")
+
+
+def _preview(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 @dataclass(frozen=True)
@@ -87,10 +113,13 @@ def chunk_text(
     if not 0 <= overlap < max_tokens:
         raise ValueError("overlap must be >= 0 and smaller than max_tokens")
     tok = tokenizer or default_tokenizer()
-    enc = tok(text, add_special_tokens=False, return_offsets_mapping=True)  # type: ignore[operator]
+    # verbose=False: no "Token indices sequence length is longer than the specified maximum"
+    # warning; a document longer than the model's window is exactly what chunking is for.
+    enc = tok(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)  # type: ignore[operator]
     offsets: list[tuple[int, int]] = enc["offset_mapping"]
+    max_chars = max_tokens * MAX_CHARS_PER_TOKEN
     if len(offsets) <= max_tokens:
-        return [text.strip()] if text.strip() else []
+        return _cap_chars(text.strip(), max_chars) if text.strip() else []
     chunks: list[str] = []
     step = max_tokens - overlap
     start_tok = 0
@@ -100,11 +129,24 @@ def chunk_text(
         end_char = offsets[end_tok - 1][1] if end_tok == len(offsets) else offsets[end_tok][0]
         chunk = text[start_char:end_char].strip()
         if chunk:
-            chunks.append(chunk)
+            chunks.extend(_cap_chars(chunk, max_chars))
         if end_tok == len(offsets):
             break
         start_tok += step
     return chunks
+
+
+def _cap_chars(chunk: str, max_chars: int) -> list[str]:
+    """`chunk` cut into pieces of at most `max_chars`, at whitespace where there is some."""
+    pieces: list[str] = []
+    while len(chunk) > max_chars:
+        cut = chunk.rfind(" ", max_chars // 2, max_chars + 1)
+        cut = cut if cut > 0 else max_chars
+        pieces.append(chunk[:cut].strip())
+        chunk = chunk[cut:].strip()
+    if chunk:
+        pieces.append(chunk)
+    return [p for p in pieces if p]
 
 
 def split_document(
@@ -143,6 +185,13 @@ def to_passages(
                 continue
             seen.add(p.id)
             yield p
+
+
+def _too_large(path: Path, size: str) -> None:
+    raise InputError(
+        f"{path}: {size}, over the {MAX_DOCUMENT_CHARS:,}-character limit of a document; "
+        "split it into smaller files"
+    )
 
 
 def _read_text(path: Path) -> str:
@@ -189,40 +238,71 @@ def _title_and_body(path: Path, text: str) -> tuple[str, str]:
     return path.stem.replace("_", " ").strip(), text
 
 
-def iter_files(paths: Sequence[str | Path]) -> Iterator[Path]:
+def document_id(path: Path, root: Path | None = None) -> str:
+    """The id of a file: its path from the folder that was named, starting with that folder's name.
+
+    `terag index docs/` (or `/abs/docs`, or `.` inside docs/) gives `docs/sub/a.md`; a file named
+    on its own gets its folder's name and its own (`docs/beetle.md`), so the same file has the
+    same id however the path was typed and wherever the command runs.
+    """
+    base = root if root is not None else path.parent
+    rel = path.relative_to(base).as_posix() if root is not None else path.name
+    # abspath normalises "." and ".." without following symlinks (relative_to stays valid).
+    name = Path(os.path.abspath(base)).name
+    return f"{name}/{rel}" if name else rel
+
+
+def iter_sources(paths: Sequence[str | Path]) -> Iterator[tuple[Path, str]]:
+    """(file, document id) for every supported file under `paths`, in a stable order."""
     for raw in paths:
         p = Path(raw)
         if not p.exists():
-            raise InputError(f"{p}: no such file or directory")
+            raise InputNotFound(f"{p}: no such file or directory")
         if p.is_dir():
-            yield from sorted(
+            files = sorted(
                 f
                 for f in p.rglob("*")
                 if f.is_file() and f.suffix.lower() in TEXT_SUFFIXES | JSONL_SUFFIXES
             )
+            if not files:
+                raise InputNotFound(
+                    f"{p}: no .txt, .md or .jsonl files in this folder (nor below it)"
+                )
+            for f in files:
+                yield f, document_id(f, p)
         elif p.suffix.lower() in TEXT_SUFFIXES | JSONL_SUFFIXES:
-            yield p
+            yield p, document_id(p)
         else:
             raise InputError(f"{p}: unsupported file type (use .txt, .md or .jsonl)")
+
+
+def iter_files(paths: Sequence[str | Path]) -> Iterator[Path]:
+    for path, _ in iter_sources(paths):
+        yield path
 
 
 def load_documents(
     paths: Sequence[str | Path], errors: list[str] | None = None
 ) -> Iterator[Document]:
-    """Documents from files and folders (recursively).
+    """Documents from files and folders (recursively); ids as `document_id` makes them.
 
     With `errors` given, an unreadable file is reported there and skipped so one bad file does not
     stop a large ingest; without it the first bad file raises `InputError`.
     """
-    for path in iter_files(paths):
+    for path, doc_id in iter_sources(paths):
         try:
+            jsonl = path.suffix.lower() in JSONL_SUFFIXES  # many documents: checked one by one
+            if not jsonl and path.stat().st_size > 4 * MAX_DOCUMENT_CHARS:
+                _too_large(path, f"{path.stat().st_size:,} bytes")
             text = _read_text(path)
+            if not jsonl and len(text) > MAX_DOCUMENT_CHARS:
+                _too_large(path, f"{len(text):,} characters")
             if path.suffix.lower() in JSONL_SUFFIXES:
                 # Parse the whole file first: a bad line late in it must not leave a half-read file.
                 yield from list(_jsonl_documents(path, text))
             else:
                 title, text = _title_and_body(path, text)
-                yield Document(id=str(path.as_posix()), title=title, text=text, source=str(path))
+                yield Document(id=doc_id, title=title, text=text, source=str(path))
         except InputError as e:
             if errors is None:
                 raise

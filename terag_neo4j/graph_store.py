@@ -12,6 +12,7 @@ import logging
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -28,7 +29,13 @@ from neo4j.exceptions import (
     SessionExpired,
     TransientError,
 )
-from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
+from tenacity import (
+    Retrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+    stop_after_delay,
+    wait_exponential,
+)
 
 from terag_neo4j.config import Settings
 from terag_neo4j.documents import Passage
@@ -36,7 +43,7 @@ from terag_neo4j.extraction import Concept, Extraction
 
 log = logging.getLogger(__name__)
 
-NAMESPACE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+NAMESPACE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # always used with fullmatch
 T = TypeVar("T")
 
 
@@ -46,6 +53,42 @@ class GraphStoreError(RuntimeError):
 
 class NamespaceNotFound(GraphStoreError):
     pass
+
+
+class Neo4jUnavailable(GraphStoreError):
+    """Neo4j did not answer within the time budget (down, restarting, or unreachable)."""
+
+
+# What a server that is down or restarting raises; the same client works again once it is back.
+CONNECTION_ERRORS = (ServiceUnavailable, SessionExpired, TransientError)
+
+
+def one_line(text: object, limit: int = 240) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _reason(e: BaseException) -> str:
+    """The useful end of a driver message ("... (reason [Errno 111] Connection refused))")."""
+    text = one_line(e, 10_000)
+    m = re.search(r"reason ([^()]+)", text)
+    return m.group(1).strip() if m else one_line(text, 160)
+
+
+def unavailable(uri: str, e: BaseException) -> Neo4jUnavailable:
+    return Neo4jUnavailable(
+        f"Neo4j at {uri} is unavailable ({type(e).__name__}: {_reason(e)}); check that it "
+        "runs (`terag server status`) and retry: the same client reconnects once it is back"
+    )
+
+
+@contextmanager
+def neo4j_errors(uri: str) -> Iterator[None]:
+    """Turn the driver's connection errors (after its retries) into `Neo4jUnavailable`."""
+    try:
+        yield
+    except CONNECTION_ERRORS as e:
+        raise unavailable(uri, e) from e
 
 
 _SOURCE_CYPHER = Path(__file__).resolve().parent.parent / "cypher"
@@ -71,7 +114,7 @@ def cypher_statements(name: str) -> list[str]:
 
 
 def check_namespace(namespace: str) -> str:
-    if not NAMESPACE_RE.match(namespace):
+    if not isinstance(namespace, str) or not NAMESPACE_RE.fullmatch(namespace):
         raise ValueError(
             f"invalid namespace {namespace!r}: use 1-64 letters, digits, '_' or '-', starting with a letter or digit"
         )
@@ -86,8 +129,8 @@ def concept_uid(namespace: str, concept: Concept) -> str:
     return f"{namespace}|{concept.key}"
 
 
-def connect(settings: Settings) -> Driver:
-    """A verified driver for the configured Neo4j, or the local managed server when unset."""
+def connection_target(settings: Settings) -> tuple[str, str, str]:
+    """(uri, user, password) of the configured Neo4j, or of the local managed server when unset."""
     uri, user, password = settings.neo4j_uri, settings.neo4j_user, settings.neo4j_password
     if uri is None or password is None:
         from terag_neo4j.server import neo4j as local
@@ -96,14 +139,20 @@ def connect(settings: Settings) -> Driver:
         uri = uri or luri
         user = user if settings.neo4j_uri else luser
         password = password if password is not None else lpassword
-    driver = GraphDatabase.driver(uri, auth=(user, password))
+    return uri, user, password
+
+
+def connect(settings: Settings, target: tuple[str, str, str] | None = None) -> Driver:
+    """A verified driver for the configured Neo4j, or the local managed server when unset."""
+    uri, user, password = target or connection_target(settings)
+    driver = GraphDatabase.driver(uri, auth=(user, password), **driver_config(settings))
     try:
         driver.verify_connectivity()
     except AuthError as e:
         driver.close()
         raise GraphStoreError(
             f"Neo4j at {uri} rejected user {user!r}: check NEO4J_USER / NEO4J_PASSWORD "
-            "(`terag server status` prints the local server's password)"
+            "(`terag server status --show-password` prints the local server's)"
         ) from e
     except (ServiceUnavailable, OSError, ValueError) as e:
         driver.close()
@@ -114,12 +163,26 @@ def connect(settings: Settings) -> Driver:
     return driver
 
 
-_transient = retry(
-    retry=retry_if_exception_type((TransientError, ServiceUnavailable, SessionExpired)),
-    stop=stop_after_attempt(4),
-    wait=wait_exponential(multiplier=0.5, max=8),
-    reraise=True,
-)
+def driver_config(settings: Settings) -> dict[str, Any]:
+    """Driver timeouts that fit one call, retries included, into `settings.neo4j_timeout_s`.
+
+    The driver retries a managed transaction until `max_transaction_retry_time` has passed since
+    its first failure and then sleeps once more (delays 0.5, 1, 2, 4 ... s), so a call on a dead
+    server ends after at most about twice that; connection attempts give up after
+    `connection_timeout` each. `GraphStore` retries on top only while time is left.
+    """
+    budget = settings.neo4j_timeout_s
+    return {
+        "connection_timeout": min(5.0, budget / 6),
+        "connection_acquisition_timeout": budget / 2,
+        "max_transaction_retry_time": budget / 5,
+        "initial_retry_delay": 0.5,
+        # Pooled connections idle for a while are checked before use: after a server restart a
+        # stale one is replaced instead of failing an auto-commit query that does not retry.
+        "liveness_check_timeout": 2.0,
+        # "property key does not exist" and friends on a fresh database are not for the user.
+        "notifications_min_severity": "OFF",
+    }
 
 
 @dataclass
@@ -194,14 +257,30 @@ def _chunks(rows: Sequence[T], size: int) -> Iterator[Sequence[T]]:
 
 
 class GraphStore:
-    def __init__(self, driver: Driver, database: str = "neo4j", write_batch: int = 1000) -> None:
+    def __init__(
+        self,
+        driver: Driver,
+        database: str = "neo4j",
+        write_batch: int = 1000,
+        timeout_s: float = 30.0,
+        uri: str | None = None,
+    ) -> None:
         self.driver = driver
         self.database = database
         self.write_batch = write_batch
+        self.timeout_s = timeout_s
+        self.uri = uri or "the configured URI"
 
     @classmethod
     def from_settings(cls, settings: Settings) -> GraphStore:
-        return cls(connect(settings), settings.neo4j_database, settings.write_batch)
+        uri, user, password = connection_target(settings)
+        return cls(
+            connect(settings, (uri, user, password)),
+            settings.neo4j_database,
+            settings.write_batch,
+            settings.neo4j_timeout_s,
+            uri,
+        )
 
     def close(self) -> None:
         self.driver.close()
@@ -217,33 +296,53 @@ class GraphStore:
     def session(self) -> neo4j.Session:
         return self.driver.session(database=self.database)
 
-    @_transient
+    def _retrying(self) -> Retrying:
+        """Retries on top of the driver's own, only within the first fifth of the time budget.
+
+        The driver already retries a transaction function on connection and transient errors;
+        this adds quick retries for failures outside it (a session lost between transactions)
+        without stacking full retry rounds: a call on a dead server fails within the budget.
+        """
+        return Retrying(
+            retry=retry_if_exception_type(CONNECTION_ERRORS),
+            stop=stop_after_attempt(3) | stop_after_delay(self.timeout_s / 5),
+            wait=wait_exponential(multiplier=0.25, max=2),
+            reraise=True,
+        )
+
+    def _call(self, fn: Callable[[], T]) -> T:
+        with neo4j_errors(self.uri):
+            result: T = self._retrying()(fn)
+        return result
+
     def read(self, name: str, **params: Any) -> list[dict[str, Any]]:
-        with self.session() as s:
-            return s.execute_read(
-                lambda tx: [r.data() for r in tx.run(load_cypher(name), **params)]
-            )
+        def run() -> list[dict[str, Any]]:
+            with self.session() as s:
+                return s.execute_read(
+                    lambda tx: [r.data() for r in tx.run(load_cypher(name), **params)]
+                )
+
+        return self._call(run)
 
     def write_tx(self, fn: Callable[[ManagedTransaction], T]) -> T:
-        # The driver already retries a transaction function on transient errors; this adds
-        # retries for a connection lost between sessions (a restarting server).
-        @_transient
         def run() -> T:
             with self.session() as s:
                 return s.execute_write(fn)
 
-        result: T = run()
-        return result
+        return self._call(run)
 
     def ensure_schema(self) -> None:
-        with self.session() as s:
-            for stmt in cypher_statements("schema"):
-                try:
-                    s.run(stmt).consume()
-                except ClientError as e:
-                    # An equivalent index under another name (made by hand) is not an error.
-                    if "EquivalentSchemaRule" not in (e.code or ""):
-                        raise
+        def run() -> None:  # idempotent, so safe to retry as a whole
+            with self.session() as s:
+                for stmt in cypher_statements("schema"):
+                    try:
+                        s.run(stmt).consume()
+                    except ClientError as e:
+                        # An equivalent index under another name (made by hand) is not an error.
+                        if "EquivalentSchemaRule" not in (e.code or ""):
+                            raise
+
+        self._call(run)
 
     # ------------------------------------------------------------------ writes
 
@@ -261,11 +360,14 @@ class GraphStore:
         extractions: Sequence[Extraction],
         passage_vectors: Sequence[Sequence[float]],
         concept_vectors: dict[str, Sequence[float]],
+        meta: dict[str, Any] | None = None,
     ) -> WriteStats:
         """Add passages with their concepts in ONE transaction.
 
         Inside it, passages already present with the same hash are skipped and changed ones are
         replaced, so a rerun (even after a crash between batches) never counts a passage twice.
+        The namespace version is bumped in the same transaction when anything changed, so a GDS
+        projection built before this batch is never used after it (`meta` is stored with it).
         """
         by_id = {e.passage_id: e for e in extractions}
         vec_by_id = {p.id: v for p, v in zip(passages, passage_vectors, strict=True)}
@@ -284,6 +386,8 @@ class GraphStore:
                 )
             new = [p for p in passages if present.get(p.id) != p.hash]
             if not new:
+                if stats.deleted_passages:
+                    _bump_version_tx(tx, namespace, meta)
                 return stats
             concept_rows: dict[str, dict[str, Any]] = {}
             links: list[dict[str, Any]] = []
@@ -338,6 +442,7 @@ class GraphStore:
             stats.concepts_touched = len(concept_rows)
             stats.has_passage = sum(len(link["concepts"]) for link in links)
             stats.cooccurrence_rows = len(pairs)
+            _bump_version_tx(tx, namespace, meta)
             return stats
 
         return self.write_tx(work)
@@ -345,8 +450,34 @@ class GraphStore:
     def bump_version(self, namespace: str, meta: dict[str, Any] | None = None) -> int:
         def work(tx: ManagedTransaction) -> int:
             tx.run(load_cypher("lock_namespace"), namespace=namespace).consume()
-            rec = tx.run(load_cypher("bump_version"), namespace=namespace, meta=meta or {}).single()
-            return int(rec["version"]) if rec else 0
+            return _bump_version_tx(tx, namespace, meta)
+
+        return self.write_tx(work)
+
+    def stale_passages(
+        self, namespace: str, doc_ids: Sequence[str], keep: Sequence[str]
+    ) -> list[str]:
+        """Ids of passages these documents have in the graph but not in `keep` (their new ones)."""
+        wanted = set(keep)
+        stale: list[str] = []
+        for chunk in _chunks(sorted(set(doc_ids)), 5000):
+            rows = self.read("document_passage_ids", namespace=namespace, doc_ids=list(chunk))
+            stale += [r["id"] for r in rows if r["id"] not in wanted]
+        return sorted(stale)
+
+    def delete_passages(
+        self, namespace: str, passage_ids: Sequence[str], meta: dict[str, Any] | None = None
+    ) -> int:
+        """Remove passages (fixing counts and co-occurrences) and bump the version, in one go."""
+        if not passage_ids:
+            return 0
+
+        def work(tx: ManagedTransaction) -> int:
+            tx.run(load_cypher("lock_namespace"), namespace=namespace).consume()
+            n = _delete_passages_tx(tx, [passage_uid(namespace, pid) for pid in passage_ids])
+            if n:
+                _bump_version_tx(tx, namespace, meta)
+            return n
 
         return self.write_tx(work)
 
@@ -367,17 +498,20 @@ class GraphStore:
                     load_cypher("document_passages"), namespace=namespace, doc_id=doc_id
                 )
             ]
-            return _delete_passages_tx(tx, uids)
+            n = _delete_passages_tx(tx, uids)
+            if n:
+                _bump_version_tx(tx, namespace, None)
+            return n
 
-        n = self.write_tx(work)
-        if n:
-            self.bump_version(namespace)
-        return n
+        return self.write_tx(work)
 
     def drop_namespace(self, namespace: str) -> None:
-        with self.session() as s:
-            for stmt in cypher_statements("drop_namespace"):
-                s.run(stmt, namespace=namespace).consume()
+        def run() -> None:  # batched deletes: a retry continues where the last one stopped
+            with self.session() as s:
+                for stmt in cypher_statements("drop_namespace"):
+                    s.run(stmt, namespace=namespace).consume()
+
+        self._call(run)
 
     # ------------------------------------------------------------------ reads
 
@@ -451,6 +585,11 @@ class GraphStore:
                 h.update(b"\n")
             h.update(b"|")
         return h.hexdigest()
+
+
+def _bump_version_tx(tx: ManagedTransaction, namespace: str, meta: dict[str, Any] | None) -> int:
+    rec = tx.run(load_cypher("bump_version"), namespace=namespace, meta=meta or {}).single()
+    return int(rec["version"]) if rec else 0
 
 
 def _delete_passages_tx(tx: ManagedTransaction, uids: Sequence[str]) -> int:

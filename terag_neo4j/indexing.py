@@ -27,7 +27,13 @@ from terag_neo4j.extraction import (
     extract_with_cache,
     with_title_concepts,
 )
-from terag_neo4j.graph_store import GraphStore, GraphStoreError, check_namespace
+from terag_neo4j.graph_store import (
+    GraphStore,
+    GraphStoreError,
+    Neo4jUnavailable,
+    check_namespace,
+    one_line,
+)
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +48,7 @@ class IngestReport:
     passages_new: int = 0
     passages_unchanged: int = 0
     passages_replaced: int = 0
+    passages_removed: int = 0  # old passages of changed documents that the new text no longer has
     passages_without_concepts: int = 0
     extracted_fresh: int = 0
     extracted_cached: int = 0
@@ -92,6 +99,7 @@ class IngestReport:
             f"ingest {self.run_id} into {self.namespace!r} ({self.extractor}/{self.model}): "
             f"{self.passages_total} passages, {self.passages_new} written "
             f"({self.passages_replaced} replaced), {self.passages_unchanged} unchanged, "
+            f"{self.passages_removed} removed, "
             f"{self.passages_without_concepts} without concepts\n"
             f"  tokens spent: {self.input_tokens} in / {self.output_tokens} out on "
             f"{self.extracted_fresh} extractions ({self.extracted_cached} more from cache, made for "
@@ -135,16 +143,22 @@ class Indexer:
             model=self.extractor.model,
             started=datetime.now(UTC).isoformat(timespec="seconds"),
         )
+        documents = list(documents)
         passages = list(
             to_passages(documents, self.settings.chunk_tokens, self.settings.chunk_overlap)
         )
         report.passages_total = len(passages)
+        # Documents split into passages here: a changed one must lose the passages it no longer
+        # has (it shrank, or one passage became several), not only have its current ones replaced.
+        doc_ids = [d.id for d in documents if not d.is_passage]
         if not passages:
             report.warnings.append("no passages: every document was empty")
             log.warning("nothing to index into %r: every document was empty", ns)
+            self._remove_stale(ns, doc_ids, passages, report)
             return report
         self.store.ensure_schema()
         self._warn_if_built_differently(ns)
+        self._remove_stale(ns, doc_ids, passages, report)
         existing = self.store.existing_hashes(ns, [p.id for p in passages])
         todo = [p for p in passages if existing.get(p.id) != p.hash]
         report.passages_unchanged = len(passages) - len(todo)
@@ -161,15 +175,6 @@ class Indexer:
                 self._batch(ns, todo[i : i + self.batch_passages], report, bar)
         finally:
             bar.close()
-        if todo:
-            self.store.bump_version(
-                ns,
-                {
-                    "extractor": self.extractor.name,
-                    "model": self.extractor.model,
-                    "extractor_version": self._graph_version(),
-                },
-            )
         report.total_s = time.perf_counter() - t0
         self.store.record_run(ns, report.to_record())
         log.debug("%s", report.summary())  # callers print or log it; the CLI prints it
@@ -178,6 +183,23 @@ class Indexer:
     def _graph_version(self) -> str:
         """The extractor's version, marked when title concepts are added to what it finds."""
         return self.extractor.version + ("+titles" if self.settings.title_concepts else "")
+
+    def _remove_stale(
+        self, ns: str, doc_ids: Sequence[str], passages: Sequence[Passage], report: IngestReport
+    ) -> None:
+        if not doc_ids:
+            return
+        stale = self.store.stale_passages(ns, doc_ids, [p.id for p in passages])
+        if stale:
+            report.passages_removed = self.store.delete_passages(ns, stale)
+            log.info("removed %d passages that changed documents no longer have", len(stale))
+
+    def _meta(self) -> dict[str, Any]:
+        return {
+            "extractor": self.extractor.name,
+            "model": self.extractor.model,
+            "extractor_version": self._graph_version(),
+        }
 
     def _warn_if_built_differently(self, ns: str) -> None:
         rows = self.store.read("namespace_version", namespace=ns)
@@ -230,15 +252,25 @@ class Indexer:
         t = time.perf_counter()
         try:
             stats = self.store.write_passages(
-                ns, batch, extractions, pvecs.tolist(), dict(zip(keys, cvecs.tolist(), strict=True))
+                ns,
+                batch,
+                extractions,
+                pvecs.tolist(),
+                dict(zip(keys, cvecs.tolist(), strict=True)),
+                self._meta(),
             )
+        except Neo4jUnavailable as e:
+            raise Neo4jUnavailable(
+                f"{e}. {report.passages_new} passages of this run were written and extractions "
+                "are cached: rerunning the same command completes the graph without paying again"
+            ) from e
         except GraphStoreError:
             raise
         except Exception as e:  # the driver's own errors, after its retries
             raise GraphStoreError(
                 f"writing to Neo4j failed after {report.passages_new} passages of this run "
-                f"({type(e).__name__}: {e}); extractions are cached, so rerunning the same "
-                "command completes the graph without paying for them again"
+                f"({type(e).__name__}: {one_line(e)}); extractions are cached, so rerunning the "
+                "same command completes the graph without paying for them again"
             ) from e
         report.write_s += time.perf_counter() - t
         report.passages_new += stats.passages

@@ -9,9 +9,10 @@ normalised within the exact group and within the semantic group.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -27,8 +28,22 @@ from terag_neo4j.llm import Message, OllamaLLM, Stage
 log = logging.getLogger(__name__)
 
 MIN_GDS = (2, 17)
+MAX_QUERY_CHARS = 10_000  # query NER (spaCy, an LLM prompt) is meant for a question
 MatchKind = Literal["exact", "semantic"]
 Mode = Literal["pagerank", "dense", "hybrid"]
+
+
+def projection_name_re(namespace: str, walk: str | None = None) -> re.Pattern[str]:
+    """Full-match pattern of the GDS graph names of one namespace (see `Retriever.graph_name`).
+
+    Namespaces may contain '_', so `wiki`'s pattern must not match `terag_wiki_en_utn_v3`: the
+    walk code (orientation d/u, then the flags c, s, t, n in that order; default any) has no '_',
+    and only `_v<n>[_<epoch>]` may follow it.
+    """
+    code = re.escape(walk) if walk else "[du]c?s?t?n?"
+    return re.compile(
+        rf"terag_{re.escape(namespace)}_(?P<walk>{code})_v(?P<version>\d+)(?:_[0-9a-f]{{8}})?"
+    )
 
 
 class RetrievalError(ValueError):
@@ -144,6 +159,8 @@ class Retriever:
         self.extractor = query_extractor
         self.embedder = embedder
         self.llm = llm
+        # Picks the query NER backend per namespace (TeragClient: the one it was indexed with).
+        self.extractor_for: Callable[[str], Extractor] | None = None
         self._project_lock = threading.Lock()
         self._gds_checked = False
 
@@ -191,8 +208,21 @@ class Retriever:
         )
         return code, skip, rels
 
-    def graph_name(self, namespace: str, version: int) -> str:
-        return f"terag_{namespace}_{self.walk()[0]}_v{version}"
+    def _projections(self, namespace: str, code: str | None = None) -> set[str]:
+        """GDS graphs of exactly this namespace (not of `wiki_en` when asked for `wiki`)."""
+        prefix = f"terag_{namespace}_{code or ''}"
+        pattern = projection_name_re(namespace, code)
+        return {
+            g
+            for g in (r["graphName"] for r in self.store.read("gds_graphs", prefix=prefix))
+            if pattern.fullmatch(g)
+        }
+
+    def graph_name(self, namespace: str, version: int, epoch: str | None = None) -> str:
+        """`terag_<ns>_<walk>_v<version>[_<epoch>]`: the epoch is new each time the namespace is
+        created, so a name is never reused after a drop; the walk code names what it holds."""
+        name = f"terag_{namespace}_{self.walk()[0]}_v{version}"
+        return f"{name}_{epoch}" if epoch else name
 
     def ensure_projection(self, namespace: str) -> str:
         """The namespace's in-memory graph for the current version, projected once and reused.
@@ -205,13 +235,12 @@ class Retriever:
             self.store.require_namespace(namespace)
         version = int(rows[0]["version"] or 0)
         code, skip, rels = self.walk()
-        name = self.graph_name(namespace, version)
-        prefix = f"terag_{namespace}_{code}_v"
-        existing = {r["graphName"] for r in self.store.read("gds_graphs", prefix=prefix)}
+        name = self.graph_name(namespace, version, rows[0].get("epoch"))
+        existing = self._projections(namespace, code)
         if name in existing:
             return name
         with self._project_lock:
-            existing = {r["graphName"] for r in self.store.read("gds_graphs", prefix=prefix)}
+            existing = self._projections(namespace, code)
             if name not in existing:
                 t = time.perf_counter()
                 try:
@@ -240,9 +269,9 @@ class Retriever:
         return name
 
     def drop_projections(self, namespace: str) -> None:
-        for r in self.store.read("gds_graphs", prefix=f"terag_{namespace}_"):
+        for graph in sorted(self._projections(namespace)):
             with self.store.session() as s:
-                s.run(self.store_cypher("gds_drop"), graph=r["graphName"]).consume()
+                s.run(self.store_cypher("gds_drop"), graph=graph).consume()
 
     @staticmethod
     def store_cypher(name: str) -> str:
@@ -252,8 +281,16 @@ class Retriever:
 
     # ------------------------------------------------------------------ stages
 
-    def query_entities(self, query: str, run_id: str) -> tuple[list[Concept], int, int]:
-        concepts, tin, tout = self.extractor.extract_query(query, run_id)
+    def query_entities(
+        self, query: str, run_id: str, namespace: str | None = None
+    ) -> tuple[list[Concept], int, int]:
+        """Query NER with `extractor_for(namespace)` when set (the namespace's own backend)."""
+        extractor = (
+            self.extractor_for(namespace)
+            if self.extractor_for is not None and namespace
+            else self.extractor
+        )
+        concepts, tin, tout = extractor.extract_query(query, run_id)
         return list(concepts), tin, tout
 
     def link(self, namespace: str, query: str) -> tuple[list[str], list[MatchedConcept]]:
@@ -391,10 +428,15 @@ class Retriever:
         """Top passages for `query`; `entities` skips query NER (caller-supplied entities)."""
         if not query or not query.strip():
             raise RetrievalError("empty query: ask a question")
+        if len(query) > MAX_QUERY_CHARS:
+            raise RetrievalError(
+                f"query of {len(query):,} characters is over the {MAX_QUERY_CHARS:,} limit: "
+                "ask a question, not a document"
+            )
         ns = check_namespace(namespace or self.settings.namespace)
-        k = top_k or self.settings.top_k
-        if k <= 0:
-            raise RetrievalError("top_k must be at least 1")
+        k = self.settings.top_k if top_k is None else top_k
+        if isinstance(k, bool) or not isinstance(k, int) or k <= 0:
+            raise RetrievalError(f"top_k must be a whole number of at least 1, got {k!r}")
         mode = mode or ("hybrid" if self.settings.hybrid else "pagerank")
         timings: dict[str, float] = {}
         t = time.perf_counter()
@@ -414,7 +456,7 @@ class Retriever:
             if entities is not None:
                 ents = [Concept("other", e) for e in entities if normalize_name(e)]
             else:
-                ents, tin, tout = self.query_entities(query, run_id)
+                ents, tin, tout = self.query_entities(query, run_id, ns)
             timings["ner"] = time.perf_counter() - t
             t = time.perf_counter()
             names = [c.name for c in ents]

@@ -191,7 +191,7 @@ class BenchRunner:
             raise ValueError(f"unknown methods {unknown}; choose from {list(METHOD_CHOICES)}")
         if not dataset.questions:
             raise ValueError(f"{dataset.name}: no questions selected")
-        self.settings = settings.model_copy(update={**DEFAULT_CONFIG, "top_k": TOP_K})
+        self.settings = settings.with_overrides(**DEFAULT_CONFIG, top_k=TOP_K)
         self.dataset = dataset
         self.config = config
         self.docs_by_id: dict[str, Document] = {d.id: d for d in dataset.documents}
@@ -345,7 +345,7 @@ class BenchRunner:
     ) -> MethodRun:
         from terag_neo4j.retrieval import Retriever
 
-        settings = client.settings.model_copy(update={**DEFAULT_CONFIG, **overrides})
+        settings = client.settings.with_overrides(**{**DEFAULT_CONFIG, **overrides})
         base = client.retriever
         retriever = Retriever(settings, client.store, base.extractor, client.embedder, base.llm)
         run = MethodRun(name, "terag", extractor, variant, overrides, ns)

@@ -103,7 +103,10 @@ class TeragRetriever(BaseRetriever):
         self, query: str, k: int | None, namespace: str | None, mode: Mode | None
     ) -> list[Document]:
         result = self.terag().retrieve(
-            query, top_k=k or self.k, namespace=namespace or self.namespace, mode=mode or self.mode
+            query,
+            top_k=self.k if k is None else k,
+            namespace=namespace or self.namespace,
+            mode=mode or self.mode,
         )
         return to_documents(result)
 

@@ -24,6 +24,23 @@ def _print(args: argparse.Namespace, data: dict[str, Any], text: str) -> None:
         print(text)
 
 
+def _password_shown(args: argparse.Namespace, password: str | None, home: Any) -> str:
+    if password is None:
+        return "(not generated yet)"
+    if getattr(args, "show_password", False):
+        return password
+    return (
+        f"(hidden: --show-password prints it; also in {home}/password unless NEO4J_PASSWORD is set)"
+    )
+
+
+def _public(args: argparse.Namespace, data: dict[str, Any]) -> dict[str, Any]:
+    """--json output: the password only with --show-password."""
+    if not getattr(args, "show_password", False):
+        data = {k: v for k, v in data.items() if k != "password"}
+    return data
+
+
 def cmd_start(args: argparse.Namespace) -> int:
     settings = _settings(args)
     try:
@@ -34,10 +51,11 @@ def cmd_start(args: argparse.Namespace) -> int:
     verb = "started" if info.started else "already running"
     _print(
         args,
-        asdict(info),
+        _public(args, asdict(info)),
         f"Neo4j {info.neo4j_version} + GDS {info.gds_version} {verb} (pid {info.pid}, "
         f"{info.startup_s:.1f}s)\n  uri:      {info.uri}\n  user:     {info.user}\n"
-        f"  password: {info.password}\n  browser:  {info.http_url}\n  home:     {info.home}",
+        f"  password: {_password_shown(args, info.password, info.home)}\n"
+        f"  browser:  {info.http_url}\n  home:     {info.home}",
     )
     return 0
 
@@ -54,11 +72,11 @@ def cmd_status(args: argparse.Namespace) -> int:
     bolt = "answers" if st.bolt_ok else "does not answer"
     _print(
         args,
-        asdict(st),
+        _public(args, asdict(st)),
         f"Neo4j {st.neo4j_version} + GDS {st.gds_version}: {state}"
         + (f" (pid {st.pid})" if st.pid else "")
         + f"\n  uri:      {st.uri} (Bolt {bolt})\n  user:     {st.user}\n"
-        f"  password: {st.password or '(not generated yet)'}\n  browser:  {st.http_url}\n"
+        f"  password: {_password_shown(args, st.password, st.home)}\n  browser:  {st.http_url}\n"
         f"  home:     {st.home} ({'provisioned' if st.provisioned else 'not provisioned'})",
     )
     # Exit status 3 like an LSB init script's `status` for "not running".
@@ -78,14 +96,16 @@ def register_cli(subparsers: Any) -> None:
     s = sub.add_parser("start", help="download once, start in the background, wait for Bolt")
     s.add_argument("--timeout", type=float, default=local.START_TIMEOUT_S, help="seconds to wait")
     s.add_argument("--json", action="store_true", help="machine-readable output")
+    s.add_argument("--show-password", action="store_true", help="print the password of neo4j")
     s.set_defaults(func=cmd_start)
 
     s = sub.add_parser("stop", help="stop it (SIGTERM, then SIGKILL after 60s)")
     s.add_argument("--json", action="store_true", help="machine-readable output")
     s.set_defaults(func=cmd_stop)
 
-    s = sub.add_parser("status", help="URI, user, password, pid, versions, whether Bolt answers")
+    s = sub.add_parser("status", help="URI, user, pid, versions, whether Bolt answers")
     s.add_argument("--json", action="store_true", help="machine-readable output")
+    s.add_argument("--show-password", action="store_true", help="print the password of neo4j")
     s.set_defaults(func=cmd_status)
 
     s = sub.add_parser("logs", help="last lines of the server log")

@@ -27,6 +27,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -486,16 +487,44 @@ def bolt_answers(uri: str, user: str, password: str, timeout_s: float = 5.0) -> 
         return False
 
 
+def initial_password_command(java: str, lay: Layout, argfile: Path) -> list[str]:
+    """neo4j-admin's set-initial-password with the password in a picocli @-file: a command
+    line is world-readable (`ps`, /proc/<pid>/cmdline), a 0600 file is not."""
+    return [
+        java,
+        "-cp",
+        str(lay.lib / "*"),
+        ADMIN_CLASS,
+        "dbms",
+        "set-initial-password",
+        f"@{argfile}",
+    ]
+
+
+def atfile_quote(value: str) -> str:
+    """One argument of a picocli @-file: double-quoted, backslash and quote escaped."""
+    if "\n" in value or "\r" in value:
+        raise ServerError("the Neo4j password must not contain a line break")
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def _set_initial_password(java: str, lay: Layout, password: str) -> None:
     env = dict(os.environ, NEO4J_HOME=str(lay.root), NEO4J_CONF=str(lay.conf))
-    proc = subprocess.run(
-        [java, "-cp", str(lay.lib / "*"), ADMIN_CLASS, "dbms", "set-initial-password", password],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
+    lay.run.mkdir(parents=True, exist_ok=True)
+    fd, argfile = tempfile.mkstemp(prefix=".initial-password-", dir=lay.run)  # mode 0600
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(atfile_quote(password) + "\n")
+        proc = subprocess.run(
+            initial_password_command(java, lay, Path(argfile)),
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        Path(argfile).unlink(missing_ok=True)
     if proc.returncode != 0:
         raise ServerError(f"setting the initial password failed:\n{proc.stdout}{proc.stderr}")
 

@@ -1,0 +1,75 @@
+"""Document ids that do not depend on how a path was typed, and GDS graph names matched exactly
+(pure functions: no services needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from terag_neo4j.documents import load_documents
+from terag_neo4j.graph_store import check_namespace
+from terag_neo4j.retrieval import projection_name_re
+
+
+def _tree(tmp_path: Path) -> Path:
+    docs = tmp_path / "docs"
+    (docs / "sub").mkdir(parents=True)
+    (docs / "a.md").write_text("# A\nAlpha.", encoding="utf-8")
+    (docs / "sub" / "b.txt").write_text("Beta.", encoding="utf-8")
+    return docs
+
+
+def test_ids_start_at_the_named_folder_however_it_is_typed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docs = _tree(tmp_path)
+    expected = ["docs/a.md", "docs/sub/b.txt"]
+    assert [d.id for d in load_documents([docs.resolve()])] == expected
+    monkeypatch.chdir(tmp_path)
+    assert [d.id for d in load_documents(["docs"])] == expected
+    assert [d.id for d in load_documents(["./docs/"])] == expected
+    monkeypatch.chdir(docs / "sub")
+    assert [d.id for d in load_documents([".."])] == expected
+    assert [d.id for d in load_documents(["../../docs"])] == expected
+
+
+def test_a_file_named_alone_gets_its_folder_and_file_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docs = _tree(tmp_path)
+    assert [d.id for d in load_documents([docs / "a.md"])] == ["docs/a.md"]
+    monkeypatch.chdir(docs)
+    assert [d.id for d in load_documents(["a.md"])] == ["docs/a.md"]
+    # the source keeps the path as typed, for messages
+    assert [d.source for d in load_documents(["a.md"])] == ["a.md"]
+
+
+@pytest.mark.parametrize(
+    ("graph", "mine"),
+    [
+        ("terag_wiki_dctn_v3", True),
+        ("terag_wiki_utn_v12_0a1b2c3d", True),
+        ("terag_wiki_en_dctn_v3", False),
+        ("terag_wiki_en_u_v3_0a1b2c3d", False),
+        ("terag_wiki-x_dctn_v1", False),
+        ("terag_wiki_dctn_v3_dctn_v4", False),
+        ("terag_wiki_dctn_v3\n", False),
+        ("terag_wiki_dtn_dtn_v3_0a1b2c3d", False),  # namespace wiki_dtn
+        ("terag_wiki_xtn_v3", False),  # no such walk
+        ("xterag_wiki_dctn_v3", False),
+    ],
+)
+def test_projection_names_of_a_namespace_match_exactly(graph: str, mine: bool) -> None:
+    assert bool(projection_name_re("wiki").fullmatch(graph)) is mine
+
+
+@pytest.mark.parametrize("bad", ["wiki\n", "wiki\r\n", "", "-wiki", "wiki ns", "a" * 65, "wiki$"])
+def test_invalid_namespaces_are_refused(bad: str) -> None:
+    with pytest.raises(ValueError, match="invalid namespace"):
+        check_namespace(bad)
+
+
+def test_valid_namespaces_pass() -> None:
+    for good in ("wiki", "wiki_en", "W-1", "a" * 64):
+        assert check_namespace(good) == good
