@@ -3,11 +3,12 @@
     python -m bench.retrieval --dataset 2wikimultihopqa
 
 Needs the graph from `python -m bench.indexing --dataset 2wikimultihopqa --extractor spacy`.
-Runs every question with spaCy query NER (no LLM calls) and reports p50/p95 of the whole retrieval
-and of its stages (NER, matching, PageRank+fetch), GDS's own compute time for the same
-personalised PageRank (`gds.pageRank.stats`), and the same PageRank computed in-process (scipy
-sparse power iteration on the graph exported from Neo4j) as the reference: both latencies, their
-ratio, and whether both give the same top-5 passages.
+Runs every question with the chosen preset (`default`: name linking and passage seeding; `paper`:
+spaCy query NER; no LLM calls either way) and reports p50/p95 of the whole retrieval and of its
+stages, GDS's own compute time for the same personalised PageRank (`gds.pageRank.stats`, same
+restart vector), and the same PageRank computed in-process (scipy sparse power iteration on the
+graph exported from Neo4j, passage seeds recomputed from the exported embeddings) as the
+reference: both latencies, their ratio, and whether both give the same top-5 passages.
 """
 
 from __future__ import annotations
@@ -22,16 +23,26 @@ import numpy as np
 
 from bench.common import datasets_root, load_questions, setup_logging, write_result
 from terag_neo4j.client import TeragClient
-from terag_neo4j.config import Settings
-from terag_neo4j.eval.reference import export_graph, personalized_pagerank, top_passages
+from terag_neo4j.config import PRESETS, Settings
+from terag_neo4j.eval.bench import DEFAULT_CONFIG
+from terag_neo4j.eval.reference import (
+    export_graph,
+    passage_seeds,
+    passage_vectors,
+    personalized_pagerank,
+    top_passages,
+)
 from terag_neo4j.graph_store import passage_uid
 
 log = logging.getLogger("bench.retrieval")
 
 STATS_QUERY = """
-UNWIND $sources AS s
-MATCH (c:Concept {uid: s.uid})
-WITH collect([c, s.weight]) AS sourceNodes
+CALL () {
+  UNWIND $sources AS s
+  OPTIONAL MATCH (c:Concept {uid: s.uid})
+  OPTIONAL MATCH (p:Passage {uid: s.uid})
+  RETURN collect([coalesce(c, p), s.weight]) AS sourceNodes
+}
 CALL gds.pageRank.stats($graph, {sourceNodes: sourceNodes, dampingFactor: $damping,
   maxIterations: $max_iterations, tolerance: $tolerance})
 YIELD computeMillis, ranIterations
@@ -52,13 +63,13 @@ def main() -> None:
     ap.add_argument("--extractor", default="spacy")
     ap.add_argument("--limit", type=int)
     ap.add_argument("--namespace", help="default: the one bench.indexing builds")
-    ap.add_argument("--orientation", default="directed", choices=["directed", "undirected"])
+    ap.add_argument("--preset", default="default", choices=list(PRESETS))
     args = ap.parse_args()
     folder = datasets_root() / args.dataset
     questions = load_questions(folder)[: args.limit]
     ns = args.namespace or f"benchidx_{args.dataset}_{args.extractor}".replace("-", "_")[:60]
-    settings = Settings().model_copy(
-        update={"namespace": ns, "extractor": "spacy", "orientation": args.orientation}
+    settings = Settings().with_overrides(
+        namespace=ns, extractor="spacy", **{**DEFAULT_CONFIG, **PRESETS[args.preset]}
     )
     with TeragClient(settings) as client:
         info = client.stats()
@@ -68,11 +79,15 @@ def main() -> None:
         projection_s = time.perf_counter() - t
         client.retrieve(questions[0]["question"])  # warm-up: model loads, query plans
         t = time.perf_counter()
-        graph = export_graph(client.store, ns, args.orientation)
+        _, skip, rels = r.walk()
+        graph = export_graph(client.store, ns, settings.orientation, skip, rels)
+        puids, pvecs = passage_vectors(client.store, ns)
         export_s = time.perf_counter() - t
 
         totals: list[float] = []
-        stages: dict[str, list[float]] = {"ner": [], "matching": [], "pagerank": [], "dense": []}
+        stages: dict[str, list[float]] = {
+            k: [] for k in ("linking", "ner", "matching", "embedding", "pagerank", "dense")
+        }
         gds_compute: list[float] = []
         gds_stats_call: list[float] = []
         ref_times: list[float] = []
@@ -89,7 +104,17 @@ def main() -> None:
             if res.mode != "pagerank":
                 fallbacks += 1
                 continue
-            sources = [{"uid": m.uid, "weight": m.weight} for m in res.matches]
+            seeds = [(m.uid, m.weight) for m in res.matches]
+            if settings.passage_seed_weight > 0:
+                seeds += passage_seeds(
+                    puids,
+                    pvecs,
+                    client.embedder.embed([q["question"]])[0].tolist(),
+                    settings.passage_seed_weight,
+                    settings.passage_seed_power,
+                    settings.passage_seed_top,
+                )
+            sources = [{"uid": u, "weight": w} for u, w in seeds]
             t = time.perf_counter()
             with client.store.session() as s:
                 rec = s.run(
@@ -106,7 +131,7 @@ def main() -> None:
             t = time.perf_counter()
             scores = personalized_pagerank(
                 graph,
-                [(m.uid, m.weight) for m in res.matches],
+                seeds,
                 settings.damping,
                 settings.max_iterations,
                 settings.tolerance,
@@ -119,13 +144,16 @@ def main() -> None:
     result: dict[str, Any] = {
         "dataset": args.dataset,
         "namespace": ns,
-        "orientation": args.orientation,
+        "preset": args.preset,
+        "walk": r.walk()[0],
         "questions": len(questions),
         "graph": {
             "passages": info.passages,
             "concepts": info.concepts,
             "has_passage": info.has_passage,
             "co_occurrence": info.co_occurrence,
+            "projected_nodes": len(graph.uids),
+            "projected_relationships": int(graph.transition.nnz),
         },
         "projection_s": round(projection_s, 3),
         "export_s": round(export_s, 3),
@@ -145,7 +173,7 @@ def main() -> None:
         "same_top5": same_top5,
         "compared": compared,
     }
-    path = write_result(f"retrieval_{args.dataset}_{args.orientation}", result)
+    path = write_result(f"retrieval_{args.dataset}_{args.preset}", result)
     rm, st = result["retrieval_ms"], result["stages_ms"]
     print(f"{args.dataset}: {len(questions)} questions, graph {result['graph']}")
     print(

@@ -4,10 +4,13 @@ CALL () {
   RETURN collect([c.uid, p.uid]) AS has_passage
 }
 CALL () {
-  MATCH (a:Concept {namespace: $namespace})-[:CO_OCCURRENCE]->(b:Concept)
-  RETURN collect([a.uid, b.uid]) AS cooccurrence
+  MATCH (a:Concept {namespace: $namespace})-[r:CO_OCCURRENCE|SYNONYM]->(b:Concept)
+  RETURN collect([a.uid, b.uid, type(r)]) AS links
 }
 CALL () {
-  MATCH (c:Concept {namespace: $namespace}) RETURN collect(c.uid) AS concepts
+  MATCH (c:Concept {namespace: $namespace}) RETURN collect([c.uid, c.type]) AS concepts
 }
-RETURN has_passage, cooccurrence, concepts
+CALL () {
+  MATCH (p:Passage {namespace: $namespace}) RETURN collect(p.uid) AS passages
+}
+RETURN has_passage, links, concepts, passages

@@ -470,21 +470,19 @@ class Retriever:
             t = time.perf_counter()
             vector = self.embedder.embed([query])[0].tolist()
             timings["embedding"] = time.perf_counter() - t
+        unlinked = "no entities found in the query" if not names else "no concept matched the query"
         if mode == "dense" or not (weighted or vector):
             if mode != "dense":
                 result.mode = "dense"
-                result.fallback_reason = (
-                    "no entities found in the query"
-                    if not names
-                    else "no concept matched the query"
-                )
+                result.fallback_reason = unlinked
                 log.info("falling back to dense retrieval: %s", result.fallback_reason)
             t = time.perf_counter()
             result.passages = self.dense(ns, query, k)
             timings["dense"] = time.perf_counter() - t
             return result
         if not weighted:
-            log.info("no concept matched the query: the walk starts from similar passages alone")
+            result.fallback_reason = f"{unlinked}: the walk starts from similar passages alone"
+            log.info("%s", result.fallback_reason)
 
         t = time.perf_counter()
         ranked = self.pagerank(graph, ns, weighted, k if mode == "pagerank" else max(k, 50), vector)

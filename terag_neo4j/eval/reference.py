@@ -24,29 +24,39 @@ class ExportedGraph:
     transition: sp.csr_matrix  # column-stochastic over out-edges: x_next = d * T @ x + ...
 
 
-def export_graph(store: GraphStore, namespace: str, orientation: str = "directed") -> ExportedGraph:
+def export_graph(
+    store: GraphStore,
+    namespace: str,
+    orientation: str = "directed",
+    skip_types: Sequence[str] = (),
+    rel_types: Sequence[str] = ("HAS_PASSAGE", "CO_OCCURRENCE"),
+) -> ExportedGraph:
+    """The graph GDS projects for these walk settings (see `Retriever.walk`), read from Neo4j.
+
+    Concept-concept relationships are read both ways; HAS_PASSAGE also back from the passage
+    when undirected. Every passage is a node, also one no kept concept reaches.
+    """
     row = store.read("export_graph", namespace=namespace)[0]
-    has_passage: list[list[str]] = row["has_passage"]
-    cooc: list[list[str]] = row["cooccurrence"]
-    uids = list(row["concepts"])
+    keep = {uid for uid, ctype in row["concepts"] if ctype not in skip_types}
+    uids = sorted(keep) + list(row["passages"])
     index = {u: i for i, u in enumerate(uids)}
-    for _, p in has_passage:
-        if p not in index:
-            index[p] = len(uids)
-            uids.append(p)
     passages = np.zeros(len(uids), dtype=bool)
-    passages[[index[p] for _, p in has_passage]] = True
+    passages[[index[p] for p in row["passages"]]] = True
     src: list[int] = []
     dst: list[int] = []
-    for a, b in cooc:  # read both ways, as projected
-        src += [index[a], index[b]]
-        dst += [index[b], index[a]]
-    for c, p in has_passage:
-        src.append(index[c])
-        dst.append(index[p])
-        if orientation == "undirected":
-            src.append(index[p])
-            dst.append(index[c])
+    for a, b, rtype in row["links"]:
+        if rtype in rel_types and a in keep and b in keep:
+            src += [index[a], index[b]]
+            dst += [index[b], index[a]]
+    if "HAS_PASSAGE" in rel_types:
+        for c, p in row["has_passage"]:
+            if c not in keep:
+                continue
+            src.append(index[c])
+            dst.append(index[p])
+            if orientation == "undirected":
+                src.append(index[p])
+                dst.append(index[c])
     n = len(uids)
     adj = sp.csr_matrix((np.ones(len(src)), (src, dst)), shape=(n, n))
     outdeg = np.asarray(adj.sum(axis=1)).ravel()
@@ -81,3 +91,31 @@ def top_passages(
     idx = np.flatnonzero(graph.passages)
     order = idx[np.argsort(-scores[idx], kind="stable")][:k]
     return [(graph.uids[i], float(scores[i])) for i in order if scores[i] > 0]
+
+
+def passage_vectors(store: GraphStore, namespace: str) -> tuple[list[str], npt.NDArray[np.float64]]:
+    rows = store.read("passage_embeddings", namespace=namespace)
+    return [r["uid"] for r in rows], np.asarray([r["embedding"] for r in rows], dtype=np.float64)
+
+
+def passage_seeds(
+    uids: Sequence[str],
+    vectors: npt.NDArray[np.float64],
+    query: Sequence[float],
+    weight: float,
+    power: float,
+    top: int = 0,
+) -> list[tuple[str, float]]:
+    """The passage part of the restart vector, as `pagerank.cypher` computes it in Neo4j.
+
+    Cosine to the question, min-max scaled over all passages, raised to `power`, kept for the
+    `top` most similar (0 = all), normalised to sum to `weight`.
+    """
+    q = np.asarray(query, dtype=np.float64)
+    sims = (vectors @ q) / (np.linalg.norm(vectors, axis=1) * np.linalg.norm(q))
+    lo, hi = sims.min(), sims.max()
+    order = np.argsort(-sims, kind="stable")
+    chosen = order[:top] if top > 0 else order
+    scaled = ((sims[chosen] - lo) / (hi - lo)) ** power if hi > lo else np.ones(len(chosen))
+    total = scaled.sum()
+    return [(uids[i], weight * w / total) for i, w in zip(chosen, scaled, strict=True) if w > 0]

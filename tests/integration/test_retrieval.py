@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 
 from terag_neo4j.client import TeragClient
-from terag_neo4j.eval.reference import export_graph, personalized_pagerank, top_passages
+from terag_neo4j.eval.reference import (
+    export_graph,
+    passage_seeds,
+    passage_vectors,
+    personalized_pagerank,
+    top_passages,
+)
 from terag_neo4j.graph_store import NamespaceNotFound, passage_uid
 from terag_neo4j.retrieval import RetrievalError
 
@@ -32,20 +38,42 @@ def test_pagerank_finds_the_multi_hop_passages(indexed: TeragClient) -> None:
     assert len(ids) == 5 and len(set(ids)) == 5
     assert any(i.endswith("beetle.md") for i in ids[:3])
     assert all(a.score >= b.score for a, b in zip(res.passages, res.passages[1:], strict=False))
-    assert {"projection", "ner", "matching", "pagerank"} <= set(res.timings)
+    assert {"projection", "linking", "embedding", "pagerank"} <= set(res.timings)
 
 
-@pytest.mark.parametrize("orientation", ["directed", "undirected"])
-def test_gds_ranking_equals_in_process_reference(indexed: TeragClient, orientation: str) -> None:
-    indexed.settings.orientation = orientation  # type: ignore[assignment]
-    indexed.settings.tolerance = 1e-10  # compare converged scores, not the stopping rule
-    indexed.retriever.settings = indexed.settings
+def test_the_question_names_its_concepts_without_ner_or_tokens(indexed: TeragClient) -> None:
+    # spaCy finds no entity in this question; the lookup of its n-grams finds the title concept.
+    res = indexed.retrieve("Who designed the Volkswagen Beetle?", top_k=3)
+    assert res.mode == "pagerank" and res.fallback_reason is None
+    assert res.entities == ["Volkswagen Beetle"]
+    assert "title" in {m.type for m in res.matches}
+    assert (res.input_tokens, res.output_tokens) == (0, 0)
+    assert res.passages[0].id.endswith("beetle.md")
+    paper = indexed.retriever.settings.with_overrides(preset="paper")
+    indexed.retriever.settings = paper
+    assert indexed.retrieve("Who designed the Volkswagen Beetle?", top_k=3).mode == "dense"
+
+
+@pytest.mark.parametrize("preset", ["default", "paper"])
+def test_gds_ranking_equals_in_process_reference(indexed: TeragClient, preset: str) -> None:
+    # Converged scores, not the stopping rule, are compared.
+    st = indexed.settings.with_overrides(preset=preset, tolerance=1e-10)
+    indexed.retriever.settings = st
     res = indexed.retrieve("Ferdinand Porsche and Stuttgart", top_k=5)
     assert res.mode == "pagerank"
-    graph = export_graph(indexed.store, indexed.settings.namespace, orientation)
-    scores = personalized_pagerank(graph, [(m.uid, m.weight) for m in res.matches], tolerance=1e-10)
+    ns = st.namespace
+    _, skip, rels = indexed.retriever.walk()
+    graph = export_graph(indexed.store, ns, st.orientation, skip, rels)
+    seeds = [(m.uid, m.weight) for m in res.matches]
+    if st.passage_seed_weight > 0:
+        uids, vectors = passage_vectors(indexed.store, ns)
+        query = indexed.embedder.embed([res.query])[0].tolist()
+        seeds += passage_seeds(
+            uids, vectors, query, st.passage_seed_weight, st.passage_seed_power, 0
+        )
+        assert len(seeds) > len(res.matches)
+    scores = personalized_pagerank(graph, seeds, st.damping, tolerance=1e-10)
     ref = top_passages(graph, scores, 5)
-    ns = indexed.settings.namespace
     assert [passage_uid(ns, p.id) for p in res.passages] == [u for u, _ in ref]
     np.testing.assert_allclose([p.score for p in res.passages], [s for _, s in ref], rtol=1e-3)
 
@@ -77,7 +105,15 @@ def test_semantic_matching_when_no_exact_match(indexed: TeragClient) -> None:
     assert all(-1 <= m.similarity <= 1 for m in res.matches)
 
 
-def test_no_entities_falls_back_to_dense(indexed: TeragClient) -> None:
+def test_no_entities_walks_from_similar_passages_or_falls_back_to_dense(
+    indexed: TeragClient,
+) -> None:
+    res = indexed.retrieve("what is it about?", entities=[], top_k=3)
+    assert res.mode == "pagerank" and not res.matches and len(res.passages) == 3
+    assert res.fallback_reason == (
+        "no entities found in the query: the walk starts from similar passages alone"
+    )
+    indexed.retriever.settings = indexed.settings.with_overrides(passage_seed_weight=0.0)
     res = indexed.retrieve("what is it about?", entities=[], top_k=3)
     assert res.mode == "dense" and res.fallback_reason == "no entities found in the query"
     assert len(res.passages) == 3

@@ -58,3 +58,16 @@ def test_rrf_rewards_agreement() -> None:
     p = lambda i: RetrievedPassage(i, i, i, "", 0.0)  # noqa: E731
     fused = rrf_fuse([[p("x"), p("y"), p("z")], [p("y"), p("w")]], k=2)
     assert [q.id for q in fused] == ["y", "x"]
+
+
+def test_pooled_split_weighs_a_weak_semantic_match_by_its_similarity() -> None:
+    matches = [m("a", "exact", 1.0, 1), m("c", "semantic", 0.5, 1)]
+    grouped = {x.uid: x.weight for x in restart_weights(matches, split="group")}
+    pooled = {x.uid: x.weight for x in restart_weights(matches, split="pooled")}
+    assert grouped["a"] == pytest.approx(grouped["c"])  # each group carries the same mass
+    assert pooled["a"] == pytest.approx(2 / 3) and pooled["c"] == pytest.approx(1 / 3)
+
+
+def test_uniform_weighting_ignores_specificity() -> None:
+    got = restart_weights([m("a", "exact", 1.0, 1), m("b", "exact", 1.0, 9)], weighting="uniform")
+    assert [x.weight for x in got] == pytest.approx([0.5, 0.5])

@@ -83,3 +83,22 @@ def test_cli_bad_setting_exits_2_with_one_line(
     assert cli.main(["stats", "-n", "x"]) == cli.EXIT_USAGE
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "TERAG_TOP_K='abc'" in err[0]
+
+
+def test_the_paper_preset_applies_where_nothing_is_set_explicitly(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("TERAG_PRESET", "paper")
+    monkeypatch.setenv("TERAG_DAMPING", "0.6")
+    s = Settings(home=tmp_path)
+    assert (s.linking, s.orientation, s.walk_cooccurrence, s.passage_seed_weight) == (
+        "ner",
+        "directed",
+        True,
+        0.0,
+    )
+    assert s.damping == 0.6  # given explicitly: wins over the preset
+    back = s.with_overrides(preset="default")
+    assert back.preset == "default" and back.damping == 0.6  # kept: it was set on the base
+    paper = Settings(home=tmp_path, preset="default").with_overrides(preset="paper")
+    assert paper.linking == "ner" and paper.damping == 0.85
