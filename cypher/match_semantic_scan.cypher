@@ -1,5 +1,6 @@
 // Exact cosine over one namespace's concepts: used when the shared index returns too few of them.
 MATCH (c:Concept {namespace: $namespace})
+WHERE NOT c.type IN $skip_types
 WITH c, vector.similarity.cosine(c.embedding, $vector) AS score
 ORDER BY score DESC
 LIMIT $top_n

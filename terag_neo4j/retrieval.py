@@ -361,12 +361,18 @@ class Retriever:
 
     def _semantic(self, namespace: str, vector: list[float]) -> list[dict[str, Any]]:
         n = self.settings.semantic_top_n
+        skip = self.walk()[1]
         rows = self.store.read(
-            "match_semantic", namespace=namespace, vector=vector, candidates=n * 20, top_n=n
+            "match_semantic",
+            namespace=namespace,
+            vector=vector,
+            candidates=n * 20,
+            top_n=n,
+            skip_types=skip,
         )
         if len(rows) < n:
             rows = self.store.read(
-                "match_semantic_scan", namespace=namespace, vector=vector, top_n=n
+                "match_semantic_scan", namespace=namespace, vector=vector, top_n=n, skip_types=skip
             )
         return rows
 

@@ -68,7 +68,6 @@ TERAG_VARIANTS: dict[str, dict[str, Any]] = {
     "passage_seeds_top100": {"passage_seed_top": 100},
     "ner_linking": {"linking": "ner"},
     "ner_linking_top1": {"linking": "ner", "semantic_top_n": 1},
-    "ner_linking_exact_only": {"linking": "ner", "semantic_top_n": 0},
     "ner_linking_group_split": {"linking": "ner", "restart_split": "group"},
     "no_specificity": {"weighting": "uniform"},
     "no_titles": {"walk_titles": False},

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import logging
 import os
+import platform
 import shutil
 import signal
 import socket
@@ -114,7 +116,34 @@ def ollama_dir(settings: Settings) -> Path:
 
 
 def binary_path(settings: Settings) -> Path:
-    return ollama_dir(settings) / OLLAMA_VERSION / "ollama"
+    """One binary per Ollama version and CPU feature set: it is built for the host CPU, so a home
+    shared by machines with different CPUs keeps one build for each."""
+    return ollama_dir(settings) / OLLAMA_VERSION / f"cpu-{cpu_key()}" / "ollama"
+
+
+def cpu_flags() -> str:
+    """Compiler flags for the host CPU (GGML_NATIVE's equivalent).
+
+    AMX is switched off: with it, ggml's CPU backend references AMX kernels that live in a
+    directory cgo does not compile, and the link fails on Sapphire Rapids and newer.
+    """
+    flags = "-O2 -march=native"
+    if platform.machine().lower() in {"x86_64", "amd64"}:
+        flags += " -mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+    return flags
+
+
+def cpu_key() -> str:
+    """A short hash of the CPU's feature flags and the compiler flags, naming the build."""
+    features = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            features = next((line for line in f if line.startswith(("flags", "Features"))), "")
+    except OSError:
+        pass
+    words = " ".join(sorted(set(features.partition(":")[2].split())))
+    text = f"{platform.machine()}|{words}|{cpu_flags()}"
+    return hashlib.sha256(text.encode()).hexdigest()[:10]
 
 
 def models_dir(settings: Settings) -> Path:
@@ -260,9 +289,9 @@ def build_env(settings: Settings, gobin: Path) -> dict[str, str]:
             "CGO_ENABLED": "1",
             "CGO_CPPFLAGS": f"-I{include}",
             # llama.cpp builds for the host CPU by default (GGML_NATIVE); without it ggml falls
-            # back to SSE2 kernels. The binary is cached per machine, so native is safe.
-            "CGO_CFLAGS": "-O2 -march=native",
-            "CGO_CXXFLAGS": "-O2 -march=native",
+            # back to SSE2 kernels. The cache is keyed by CPU features, so native is safe.
+            "CGO_CFLAGS": cpu_flags(),
+            "CGO_CXXFLAGS": cpu_flags(),
         }
     )
     return env

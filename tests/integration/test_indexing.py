@@ -51,10 +51,19 @@ def test_index_sample_builds_a_consistent_graph(spacy_client: TeragClient, names
     )
     with spacy_client.store.session() as s:
         rec = s.run(
-            "MATCH (c:Concept {namespace: $ns, norm: 'volkswagen'}) RETURN c.frequency AS f, c.type AS t",
+            "MATCH (c:Concept {namespace: $ns, norm: 'volkswagen'}) WHERE c.type <> 'title' "
+            "RETURN c.frequency AS f, c.type AS t",
             ns=namespace,
         ).single()
     assert rec is not None and rec["f"] >= 5  # Volkswagen occurs in most sample passages
+    with spacy_client.store.session() as s:
+        titles = s.run(
+            "MATCH (c:Concept {namespace: $ns, type: 'title'})-[:HAS_PASSAGE]->(p:Passage) "
+            "RETURN c.name AS name, p.title AS title",
+            ns=namespace,
+        ).data()
+    # Every passage's title is a concept of that passage (zero tokens; TERAG_TITLE_CONCEPTS).
+    assert len(titles) == 8 and all(t["name"] == t["title"] for t in titles)
 
 
 def test_reingest_is_idempotent_and_add_then_delete_restores_graph(

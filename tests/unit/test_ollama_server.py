@@ -61,5 +61,8 @@ def test_modelfile_uses_the_packaged_gguf_and_chatml() -> None:
 
 def test_paths_live_under_home(tmp_path: Path) -> None:
     settings = Settings().model_copy(update={"home": tmp_path})
-    assert srv.binary_path(settings) == settings.home / "ollama" / srv.OLLAMA_VERSION / "ollama"
+    path = srv.binary_path(settings)
+    assert path.name == "ollama" and path.parent.name == f"cpu-{srv.cpu_key()}"
+    assert path.parent.parent == settings.home / "ollama" / srv.OLLAMA_VERSION
+    assert "-mno-amx-tile" in srv.cpu_flags() or "x86" not in srv.platform.machine()
     assert srv.models_dir(settings).is_relative_to(settings.home)
