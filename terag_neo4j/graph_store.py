@@ -447,6 +447,30 @@ class GraphStore:
 
         return self.write_tx(work)
 
+    def link_synonyms(self, namespace: str, threshold: float, cap: int) -> int:
+        """SYNONYM edges for every concept of the namespace that has none linked yet.
+
+        Indexing calls it after its batches (so new concepts, and those of an interrupted run,
+        get theirs); deletes need nothing, since a concept's relationships go with it. Returns
+        the number of edges made or found.
+        """
+        uids = [r["uid"] for r in self.read("unlinked_concepts", namespace=namespace)]
+        links = 0
+        for chunk in _chunks(uids, 500):
+
+            def work(tx: ManagedTransaction, chunk: Sequence[str] = chunk) -> int:
+                rec = tx.run(
+                    load_cypher("link_synonyms"),
+                    uids=chunk,
+                    threshold=threshold,
+                    cap=cap,
+                    candidates=cap * 4 + 10,
+                ).single()
+                return int(rec["links"]) if rec else 0
+
+            links += self.write_tx(work)
+        return links
+
     def bump_version(self, namespace: str, meta: dict[str, Any] | None = None) -> int:
         def work(tx: ManagedTransaction) -> int:
             tx.run(load_cypher("lock_namespace"), namespace=namespace).consume()

@@ -59,9 +59,11 @@ class IngestReport:
     concepts_touched: int = 0
     has_passage: int = 0
     cooccurrence_rows: int = 0
+    synonym_links: int = 0
     extraction_s: float = 0.0
     embedding_s: float = 0.0
     write_s: float = 0.0
+    synonym_s: float = 0.0
     total_s: float = 0.0
     started: str = ""
     warnings: list[str] = field(default_factory=list)
@@ -175,6 +177,12 @@ class Indexer:
                 self._batch(ns, todo[i : i + self.batch_passages], report, bar)
         finally:
             bar.close()
+        if self.settings.synonym_threshold > 0:
+            t = time.perf_counter()
+            report.synonym_links = self.store.link_synonyms(
+                ns, self.settings.synonym_threshold, self.settings.synonym_cap
+            )
+            report.synonym_s = time.perf_counter() - t
         report.total_s = time.perf_counter() - t0
         self.store.record_run(ns, report.to_record())
         log.debug("%s", report.summary())  # callers print or log it; the CLI prints it

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -202,3 +203,37 @@ def test_reindexing_with_another_extractor_warns(
     with TeragClient(base_settings, namespace=namespace, spacy_noun_chunks="all") as c:
         c.index([SAMPLE / "beetle.md"], progress=False)
     assert "was built with spacy" in caplog.text and "drop the namespace" in caplog.text
+
+
+def test_synonym_edges_are_built_kept_and_removed_with_their_concepts(
+    base_settings: Settings, namespace: str
+) -> None:
+    with TeragClient(
+        base_settings, namespace=namespace, synonym_threshold=0.8, synonym_cap=3
+    ) as client:
+        report = client.index([SAMPLE], progress=False)
+        q = """
+        MATCH (a:Concept {namespace: $ns})-[r:SYNONYM]-(b:Concept)
+        RETURN count(DISTINCT r) AS edges, min(r.similarity) AS lowest,
+               count(DISTINCT CASE WHEN b.namespace <> $ns THEN r END) AS foreign,
+               max(COUNT { (a)-[:SYNONYM]->() }) AS most_out
+        """
+
+        def synonyms() -> dict[str, Any]:
+            with client.store.session() as s:
+                return dict(s.run(q, ns=namespace).single().data())  # type: ignore[union-attr]
+
+        before = synonyms()
+        assert before["edges"] > 0 and report.synonym_links > 0
+        assert before["lowest"] >= 0.8 and before["foreign"] == 0 and before["most_out"] <= 3
+        # Every concept was visited, so a rerun has nothing left to link.
+        assert not client.store.read("unlinked_concepts", namespace=namespace)
+        extra = Document(id="vw2", title="Volkswagen Group", text="Volkswagen Group owns Porsche.")
+        client.index([extra], progress=False)
+        assert synonyms()["edges"] > before["edges"]
+        client.delete("vw2")
+        assert synonyms() == before
+        # The walk can follow them: a projection of its own, named for it.
+        client.retriever.settings = client.settings.with_overrides(walk_synonyms=True)
+        res = client.retrieve("Who designed the Volkswagen Beetle?", top_k=3)
+        assert res.mode == "pagerank" and client.retriever.walk()[0] == "ustn"
