@@ -57,6 +57,7 @@ def test_every_kit_query_declares_its_parameters() -> None:
     assert set(QUERIES) == {
         "concept_neighbourhood",
         "concept_passages",
+        "concept_synonyms",
         "namespace_overview",
         "top_concepts",
         "why_retrieved",
