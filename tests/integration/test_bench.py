@@ -13,7 +13,7 @@ import pytest
 
 from terag_neo4j.cli import main
 from terag_neo4j.config import Settings
-from terag_neo4j.eval.bench import METHOD_CHOICES, BenchConfig, run_bench
+from terag_neo4j.eval.bench import DEFAULT_METHODS, BenchConfig, run_bench
 from terag_neo4j.eval.datasets import dataset_root, load_dataset
 
 pytestmark = pytest.mark.integration
@@ -64,7 +64,7 @@ def test_bench_cli_on_a_slice(
     expected = {"bm25", "dense"}
     for ext in ("spacy", "recorded"):
         expected |= {f"terag-{ext}"} | {
-            f"terag-{ext}/{v}" for v in METHOD_CHOICES if v not in ("bm25", "dense", "terag")
+            f"terag-{ext}/{v}" for v in DEFAULT_METHODS if v not in ("bm25", "dense", "terag")
         }
     assert set(result["methods"]) == expected
     for name, m in result["methods"].items():
