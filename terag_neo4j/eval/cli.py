@@ -74,6 +74,9 @@ def register_cli(subparsers: Any) -> None:
     )
     s.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     s.set_defaults(func=cmd_bench)
+    from terag_neo4j.eval.extraction_bench import register_cli as register_extraction
+
+    register_extraction(subparsers)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
