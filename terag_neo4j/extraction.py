@@ -62,6 +62,17 @@ _TYPE_SYNONYMS = {
     "theme": CONCEPT,
     "keyword": CONCEPT,
 }
+# One-letter type codes of the compact prompt (output tokens are the cost that matters).
+TYPE_CODES = {
+    "p": "person",
+    "o": "organization",
+    "l": "location",
+    "d": "date",
+    "e": "event",
+    "w": "work",
+    "x": "other",
+    "c": CONCEPT,
+}
 MAX_NAME_CHARS = 80
 MAX_NAME_WORDS = 10
 
@@ -90,7 +101,7 @@ def normalize_type(raw: str) -> str | None:
         return t
     if t.endswith("s") and t[:-1] in TYPES:
         return t[:-1]
-    return _TYPE_SYNONYMS.get(t)
+    return _TYPE_SYNONYMS.get(t) or TYPE_CODES.get(t)
 
 
 @dataclass(frozen=True)
@@ -220,6 +231,36 @@ def batch_messages(passages: Sequence[Passage]) -> list[Message]:
     ]
 
 
+COMPACT_PROMPT_VERSION = "terag-ner-compact-v1"
+COMPACT_SYSTEM_PROMPT = (
+    "List the named entities of each numbered text in its exact words, under its [n] line, "
+    "one line per type: `code: name; name`. Codes: "
+    + ", ".join(f"{code.upper()} {name}" for code, name in TYPE_CODES.items())
+    + " (at most two key concepts). No other words."
+)
+_COMPACT_EXAMPLE = (
+    "[1] Radio City\nRadio City is India's first private FM radio station, started on "
+    "3 July 2001.\n[2] Marie Curie\nMarie Curie was a Polish physicist who won the Nobel "
+    "Prize in Physics in 1903."
+)
+_COMPACT_EXAMPLE_ANSWER = (
+    "[1]\nO: Radio City\nL: India\nD: 3 July 2001\nC: FM radio station\n"
+    "[2]\nP: Marie Curie\nX: Polish\nE: Nobel Prize in Physics\nD: 1903\nC: physicist"
+)
+
+
+def compact_messages(passages: Sequence[Passage]) -> list[Message]:
+    """The token-lean prompt: one short two-text example, one-letter type codes, names of one
+    type on one line; the same prompt for one passage or a batch (answered under `[n]` lines)."""
+    body = "\n".join(f"[{i}] {p.content}" for i, p in enumerate(passages, 1))
+    return [
+        Message("system", COMPACT_SYSTEM_PROMPT),
+        Message("user", _COMPACT_EXAMPLE),
+        Message("assistant", _COMPACT_EXAMPLE_ANSWER),
+        Message("user", body),
+    ]
+
+
 _QUERY_EXAMPLE_2 = "When was the founder of the Ford Motor Company born?"
 _QUERY_EXAMPLE_ANSWER_2 = "organization: Ford Motor Company\nconcept: founder"
 
@@ -236,7 +277,8 @@ def query_messages(query: str) -> list[Message]:
 
 
 _BULLET = re.compile(r"^\s*(?:[-*•·]+|\d+[.)]|\(\d+\))\s*")
-_SECTION = re.compile(r"^\s*(?:#+\s*)?(?:\[(\d+)\]|(?:passage|text)\s+(\d+)\s*:?)\s*$", re.I)
+# A section header: `[n]` (or "Passage n:") alone, or followed by the section's first line.
+_SECTION = re.compile(r"^\s*(?:#+\s*)?(?:\[(\d+)\]\s*(.*)|(?:passage|text)\s+(\d+)\s*:?\s*)$", re.I)
 
 
 def parse_lines(text: str, truncated: bool = False) -> tuple[Concept, ...]:
@@ -286,8 +328,10 @@ def parse_batch(text: str, n: int, truncated: bool = False) -> list[tuple[Concep
     for line in text.splitlines():
         m = _SECTION.match(line)
         if m:
-            current = int(m.group(1) or m.group(2))
+            current = int(m.group(1) or m.group(3))
             sections.setdefault(current, [])
+            if m.group(2):
+                sections[current].append(m.group(2))
         elif current is not None:
             sections[current].append(line)
     last = max(sections) if sections else None

@@ -35,6 +35,7 @@ from terag_neo4j.extraction import (
     Concept,
     SpacyExtractor,
     batch_messages,
+    compact_messages,
     grounded,
     normalize_name,
     parse_batch,
@@ -63,6 +64,7 @@ class Row:
     passage_tokens: float | None
     passages_per_s: float
     missing_sections: int = 0
+    prompt: str = "v2"  # v2: the index's prompt (full type names, two examples); compact
     wall_s: float = 0.0
     samples: list[dict[str, Any]] = field(default_factory=list)
 
@@ -146,8 +148,21 @@ def run_spacy(passages: Sequence[Passage], reference: dict[str, set[str]]) -> Ro
     )  # fmt: skip
 
 
+_OWN_TOKENS: dict[tuple[str, str, tuple[str, ...]], float] = {}
+
+
 def passage_tokens(settings: Settings, model: str, passages: Sequence[Passage]) -> float:
-    """Mean tokens of the passages alone in `model`'s tokenizer: a raw prompt, one output token."""
+    """Mean tokens of the passages alone in `model`'s tokenizer: a raw prompt, one output token.
+
+    Counted once per server, model and sample in a process.
+    """
+    key = (settings.ollama_host, model, tuple(p.hash for p in passages))
+    if key not in _OWN_TOKENS:
+        _OWN_TOKENS[key] = _count_tokens(settings, model, passages)
+    return _OWN_TOKENS[key]
+
+
+def _count_tokens(settings: Settings, model: str, passages: Sequence[Passage]) -> float:
     client = ollama.Client(host=settings.ollama_host, timeout=settings.llm_timeout_s)
     total = 0
     for p in passages:
@@ -168,14 +183,18 @@ def run_ollama(
     passages: Sequence[Passage],
     reference: dict[str, set[str]],
     *,
+    prompt: str = "v2",
     count_passage_tokens: bool = True,
 ) -> Row:
-    """One model and batch size: the index's own prompts and parser, answers kept ungrounded."""
+    """One model, prompt and batch size with the index's parser; answers kept ungrounded."""
     llm = OllamaLLM(settings.model_copy(update={"llm_model": model}))
     try:
         llm.check_model()
         groups = [list(passages[i : i + batch]) for i in range(0, len(passages), batch)]
-        prompts = [passage_messages(g[0]) if len(g) == 1 else batch_messages(g) for g in groups]
+        if prompt == "compact":
+            prompts = [compact_messages(g) for g in groups]
+        else:
+            prompts = [passage_messages(g[0]) if len(g) == 1 else batch_messages(g) for g in groups]
         cap = settings.llm_max_tokens
         started = time.perf_counter()
         completions = llm.map(
@@ -207,24 +226,24 @@ def run_ollama(
         input_tokens_per_passage=sum(c.input_tokens for c in completions) / n,
         output_tokens_per_passage=sum(c.output_tokens for c in completions) / n,
         passage_tokens=own, passages_per_s=n / wall if wall else 0.0,
-        missing_sections=missing, wall_s=wall, samples=samples,
+        missing_sections=missing, wall_s=wall, samples=samples, prompt=prompt,
     )  # fmt: skip
 
 
 HEADER = (
-    "| extractor | batch | passages | entity R | entity P | R (all) | concepts/p | ungrounded "
+    "| extractor | prompt | batch | passages | entity R | entity P | R (all) | concepts/p | ungrounded "
     "| in tok/p | out tok/p | passage tok | in/passage | passages/s | missing [n] |"
 )
 
 
 def markdown(rows: Sequence[Row]) -> str:
-    lines = [HEADER, "|" + "---|" * 14]
+    lines = [HEADER, "|" + "---|" * 15]
     for r in rows:
         name = "spaCy" if r.extractor == "spacy" else r.model
         ratio = f"{r.input_ratio:.2f}" if r.input_ratio is not None else "-"
         own = f"{r.passage_tokens:.0f}" if r.passage_tokens else "-"
         lines.append(
-            f"| {name} | {r.batch} | {r.passages} | {r.entity_recall:.1%} | "
+            f"| {name} | {r.prompt} | {r.batch} | {r.passages} | {r.entity_recall:.1%} | "
             f"{r.entity_precision:.1%} | {r.recall_all:.1%} | {r.concepts_per_passage:.1f} | "
             f"{r.ungrounded:.1%} | {r.input_tokens_per_passage:.0f} | "
             f"{r.output_tokens_per_passage:.1f} | {own} | {ratio} | {r.passages_per_s:.2f} | "
@@ -241,8 +260,12 @@ def write(rows: Sequence[Row], out: Path, dataset: str, meta: dict[str, Any]) ->
     if path.is_file():
         old = json.loads(path.read_text()).get("rows", [])
     fresh = [asdict(r) for r in rows]
-    keys = {(r["extractor"], r["model"], r["batch"], r["passages"]) for r in fresh}
-    kept = [r for r in old if (r["extractor"], r["model"], r["batch"], r["passages"]) not in keys]
+
+    def key(r: dict[str, Any]) -> tuple[Any, ...]:
+        return (r["extractor"], r["model"], r.get("prompt"), r["batch"], r["passages"])
+
+    keys = {key(r) for r in fresh}
+    kept = [r for r in old if key(r) not in keys]
     merged = kept + fresh
     path.write_text(json.dumps({"dataset": dataset, **meta, "rows": merged}, indent=2))
     table = out / f"extraction_{dataset}.md"
@@ -275,6 +298,14 @@ def register_cli(subparsers: Any) -> None:
     s.add_argument("dataset", help="dataset folder with recorded_extractions.jsonl, or its name")
     s.add_argument("-m", "--model", action="append", default=[], help="Ollama model (repeatable)")
     s.add_argument("-b", "--batch", nargs="+", type=int, default=[1], help="batch sizes")
+    s.add_argument(
+        "-p",
+        "--prompt",
+        nargs="+",
+        choices=["v2", "compact"],
+        default=["v2"],
+        help="v2: the index's prompt; compact: type codes, one example, names grouped by type",
+    )
     s.add_argument("--passages", type=int, default=200, help="sample size for spaCy (200)")
     s.add_argument(
         "--llm-passages", type=int, default=50, help="first N of the sample for LLM rows (50)"
@@ -303,14 +334,18 @@ def cmd_bench_extraction(args: Any) -> int:
     models = [] if args.spacy_only else args.model or [settings.llm_model]
     for model in models:
         local.ensure_model(settings, name=model)
-        for batch in args.batch:
-            row = run_ollama(
-                settings, model, batch, passages[: args.llm_passages], reference,
-                count_passage_tokens=not args.no_passage_tokens,
-            )  # fmt: skip
-            log.info("%s batch %d: %d passages in %.1fs", model, batch, row.passages, row.wall_s)
-            rows.append(row)
-            write([row], args.out, dataset, _meta(settings))
+        for prompt in args.prompt:
+            for batch in args.batch:
+                row = run_ollama(
+                    settings, model, batch, passages[: args.llm_passages], reference,
+                    prompt=prompt, count_passage_tokens=not args.no_passage_tokens,
+                )  # fmt: skip
+                log.info(
+                    "%s %s batch %d: %d passages in %.1fs",
+                    model, prompt, batch, row.passages, row.wall_s,
+                )  # fmt: skip
+                rows.append(row)
+                write([row], args.out, dataset, _meta(settings))
     paths = write(rows, args.out, dataset, _meta(settings))
     print(markdown(rows))
     print("wrote " + ", ".join(str(p) for p in paths))

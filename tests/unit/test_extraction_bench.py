@@ -52,7 +52,7 @@ def test_write_replaces_the_same_row_and_keeps_the_others(tmp_path: Path) -> Non
     assert [(r["batch"], r["entity_recall"]) for r in data["rows"]] == [(1, 0.1), (4, 0.3)]
     table = (tmp_path / "extraction_ds.md").read_text().splitlines()
     assert table[0] == eb.HEADER and len(table) == 4
-    assert "| a | 4 | 10 | 30.0% | 50.0% |" in table[3] and "| 2.00 |" in table[3]
+    assert "| a | v2 | 4 | 10 | 30.0% | 50.0% |" in table[3] and "| 2.00 |" in table[3]
 
 
 def test_input_ratio_needs_passage_tokens() -> None:

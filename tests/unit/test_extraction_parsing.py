@@ -81,6 +81,29 @@ def test_parse_batch_sections_and_missing_section() -> None:
     assert got[2] is not None and [c.name for c in got[2]] == ["London"]
 
 
+def test_compact_answers_type_codes_and_inline_section_headers() -> None:
+    text = "[1] O: Radio City; All India Radio\nL: India\n[2]\nP: Marie Curie\nC: physicist\n"
+    got = parse_batch(text, 2)
+    assert got[0] is not None and [(c.type, c.name) for c in got[0]] == [
+        ("organization", "Radio City"),
+        ("organization", "All India Radio"),
+        ("location", "India"),
+    ]
+    assert got[1] is not None and [c.type for c in got[1]] == ["person", "concept"]
+    # "Passage 2 is ..." is prose, not a section header.
+    assert parse_batch("[1]\nP: Ada\nPassage 2 is about her", 2)[1] is None
+
+
+def test_compact_prompt_batches_numbered_texts() -> None:
+    from terag_neo4j.documents import Passage
+    from terag_neo4j.extraction import compact_messages
+
+    msgs = compact_messages([Passage("a", "a", 0, "T1", "x."), Passage("b", "b", 0, "", "y.")])
+    assert [m.role for m in msgs] == ["system", "user", "assistant", "user"]
+    assert msgs[-1].content == "[1] T1\nx.\n[2] y."
+    assert parse_batch(msgs[2].content, 2)[1] is not None  # the example parses as two sections
+
+
 def test_leading_article_is_not_part_of_the_name() -> None:
     assert normalize_name("The Beetle") == normalize_name("beetle") == "beetle"
     assert normalize_name("Theodor") == "theodor"
