@@ -239,11 +239,12 @@ HEADER = (
 def markdown(rows: Sequence[Row]) -> str:
     lines = [HEADER, "|" + "---|" * 15]
     for r in rows:
-        name = "spaCy" if r.extractor == "spacy" else r.model
+        spacy = r.extractor == "spacy"
+        name, prompt = ("spaCy", "-") if spacy else (r.model, r.prompt)
         ratio = f"{r.input_ratio:.2f}" if r.input_ratio is not None else "-"
         own = f"{r.passage_tokens:.0f}" if r.passage_tokens else "-"
         lines.append(
-            f"| {name} | {r.prompt} | {r.batch} | {r.passages} | {r.entity_recall:.1%} | "
+            f"| {name} | {prompt} | {r.batch} | {r.passages} | {r.entity_recall:.1%} | "
             f"{r.entity_precision:.1%} | {r.recall_all:.1%} | {r.concepts_per_passage:.1f} | "
             f"{r.ungrounded:.1%} | {r.input_tokens_per_passage:.0f} | "
             f"{r.output_tokens_per_passage:.1f} | {own} | {ratio} | {r.passages_per_s:.2f} | "
