@@ -42,6 +42,7 @@ def test_a_missing_model_outside_the_catalog_is_a_one_line_error(ollama_settings
 
 
 def test_the_catalog_model_is_current_after_ensure_model(ollama_settings: Settings) -> None:
+    srv.ensure_model(ollama_settings)  # re-creates it if it was made with other settings
     assert srv.ensure_model(ollama_settings) is False
     shown = ollama.Client(host=ollama_settings.ollama_host).show(ollama_settings.llm_model)
     assert srv.model_is_current(shown, ollama_settings)
