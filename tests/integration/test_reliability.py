@@ -157,7 +157,13 @@ def test_query_ner_follows_the_namespace_extractor(
     (Ollama is not even reachable), unless query NER is asked for explicitly."""
     with TeragClient(base_settings, namespace=namespace, extractor="spacy") as indexer:
         indexer.index([SAMPLE], progress=False)
-    ollama = {"extractor": "ollama", "ollama_host": _dead_ollama(tmp_path), "llm_retries": 1}
+    # Query NER runs only with `ner` linking (the default `names` linking needs none).
+    ollama = {
+        "extractor": "ollama",
+        "ollama_host": _dead_ollama(tmp_path),
+        "llm_retries": 1,
+        "linking": "ner",
+    }
     with TeragClient(base_settings, namespace=namespace, **ollama) as client:
         assert client.query_backend() == "spacy"
         res = client.retrieve(QUESTION)
@@ -186,6 +192,7 @@ def test_cli_retrieve_uses_the_namespace_extractor(
         "NEO4J_PASSWORD": base_settings.neo4j_password or "",
         "TERAG_HOME": str(base_settings.home),
         "TERAG_EXTRACTOR": "ollama",
+        "TERAG_LINKING": "ner",  # query NER runs (the default names linking needs none)
         "TERAG_LLM_RETRIES": "1",
         "OLLAMA_HOST": _dead_ollama(tmp_path),
         "PYTHONPATH": str(SAMPLE.parents[2]),
