@@ -70,7 +70,9 @@ def test_answer_counts_ner_and_reader_tokens(llm_settings: Settings, namespace: 
         # The default names linking spends no tokens; the paper's query NER goes through Ollama.
         linked = c.retrieve("Who designed the Volkswagen Beetle?", top_k=3)
         assert (linked.input_tokens, linked.output_tokens) == (0, 0) and not c.ledger.calls
-    with TeragClient(llm_settings, namespace=namespace, linking="ner") as c:
+    with TeragClient(
+        llm_settings, namespace=namespace, linking="ner", query_extractor="ollama"
+    ) as c:
         ans = c.answer("Who designed the Volkswagen Beetle?", top_k=3)
         assert isinstance(ans.answer, str) and ans.answer
         assert ans.input_tokens > 0 and ans.output_tokens > 0
