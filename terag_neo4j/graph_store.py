@@ -89,6 +89,20 @@ def neo4j_errors(uri: str) -> Iterator[None]:
         yield
     except CONNECTION_ERRORS as e:
         raise unavailable(uri, e) from e
+    except ClientError as e:
+        if stopping(e):
+            raise unavailable(uri, e) from e
+        raise
+
+
+def stopping(e: ClientError) -> bool:
+    """A client error that a stopping or starting server sends (a query caught by the shutdown
+    arrives as a bare error, or one naming the shutdown), not a fault of the query."""
+    code = e.code or ""
+    if not code or code.endswith("General.UnknownError"):
+        return True  # no code came with it: the server did not get to answer the query
+    text = f"{code} {e.message or ''} {e}".lower()
+    return any(k in text for k in ("shutdown", "shut down", "databaseunavailable"))
 
 
 _SOURCE_CYPHER = Path(__file__).resolve().parent.parent / "cypher"

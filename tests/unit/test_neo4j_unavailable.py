@@ -72,3 +72,22 @@ def test_cli_on_a_dead_server_exits_3_with_one_line(dead_uri: str, tmp_path: Pat
     assert proc.returncode == 3, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and dead_uri in lines[0], proc.stderr
+
+
+def test_errors_of_a_stopping_server_count_as_unavailable() -> None:
+    """Error classification only (no server): what a restart's shutdown sends is not a query
+    fault, so the client reports the server unavailable rather than the query wrong."""
+    from neo4j.exceptions import ClientError, Neo4jError
+
+    from terag_neo4j.graph_store import stopping
+
+    bare = ClientError()  # what a query caught by a restart's shutdown raised in the fault test
+    shutdown = Neo4jError._hydrate_neo4j(
+        code="Neo.ClientError.General.Unknown", message="This database is shutdown."
+    )
+    syntax = Neo4jError._hydrate_neo4j(
+        code="Neo.ClientError.Statement.SyntaxError", message="Invalid input 'MATC'"
+    )
+    assert isinstance(shutdown, ClientError) and isinstance(syntax, ClientError)
+    assert stopping(bare) and stopping(shutdown)
+    assert not stopping(syntax)
