@@ -94,7 +94,7 @@ def top_passages(
 
 
 def passage_vectors(store: GraphStore, namespace: str) -> tuple[list[str], npt.NDArray[np.float64]]:
-    rows = store.read("passage_embeddings", namespace=namespace)
+    rows = store.read("passage_vectors", namespace=namespace)
     return [r["uid"] for r in rows], np.asarray([r["embedding"] for r in rows], dtype=np.float64)
 
 
