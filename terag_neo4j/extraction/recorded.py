@@ -1,0 +1,60 @@
+"""Replaying extractions recorded from a real LLM (no LLM call here)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+from terag_neo4j.documents import Passage, jsonl_records
+from terag_neo4j.extraction.concepts import Concept, Extraction, dedupe, make_concept
+from terag_neo4j.extraction.spacy_extractor import SpacyExtractor
+
+log = logging.getLogger(__name__)
+
+
+class RecordedExtractor:
+    """Extractions recorded from a real LLM (HippoRAG's gpt-3.5 NER), replayed with no LLM here.
+
+    The recording has untyped named entities; they become type `other`. Query NER is not
+    recorded, so queries fall back to spaCy.
+    """
+
+    name = "recorded"
+    version = "recorded-v1"
+
+    def __init__(self, path: Path) -> None:
+        if not path.is_file():
+            raise FileNotFoundError(f"recorded extractions file not found: {path}")
+        self._by_id: dict[str, tuple[Concept, ...]] = {}
+        models: set[str] = set()
+        with path.open(encoding="utf-8") as f:
+            for lineno, rec in jsonl_records(f, path):
+                try:
+                    ents = rec["named_entities"]
+                    pid = str(rec["passage_id"])
+                except KeyError as e:
+                    raise ValueError(f"{path}:{lineno}: not a recorded extraction ({e})") from e
+                models.add(str(rec.get("model", "?")))
+                self._by_id[pid] = dedupe(c for e in ents if (c := make_concept("other", str(e))))
+        self.model = "+".join(sorted(models)) or "?"
+        self._path = path
+        self._query_backend: SpacyExtractor | None = None
+
+    def extract(self, passages: Sequence[Passage], run_id: str) -> list[Extraction]:
+        out = []
+        for p in passages:
+            concepts = self._by_id.get(p.id)
+            warnings: tuple[str, ...] = ()
+            if concepts is None:
+                warnings = (f"passage {p.id!r} has no recorded extraction in {self._path.name}",)
+                log.warning("%s", warnings[0])
+            out.append(Extraction(p.id, p.hash, concepts or (), warnings=warnings))
+        return out
+
+    def extract_query(self, query: str, run_id: str) -> tuple[tuple[Concept, ...], int, int]:
+        if self._query_backend is None:
+            self._query_backend = SpacyExtractor()
+        # Query NER was not recorded; matching compares normalised names, so spaCy's types do
+        # not need to agree with the recording's `other`.
+        return self._query_backend.extract_query(query, run_id)
