@@ -171,9 +171,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     settings = Settings()
     if settings.neo4j_uri is None:
-        from terag_neo4j.server import neo4j as local
+        from terag_neo4j.server.neo4j_process import start
 
-        local.start(settings)
+        start(settings)
     if (args.extractor or settings.extractor) == "ollama" or args.answer:
         os.environ["OLLAMA_HOST"] = _ensure_ollama(settings)
     args.namespace = args.namespace or "demo"

@@ -147,9 +147,9 @@ def connection_target(settings: Settings) -> tuple[str, str, str]:
     """(uri, user, password) of the configured Neo4j, or of the local managed server when unset."""
     uri, user, password = settings.neo4j_uri, settings.neo4j_user, settings.neo4j_password
     if uri is None or password is None:
-        from terag_neo4j.server import neo4j as local
+        from terag_neo4j.server.neo4j_home import connection
 
-        luri, luser, lpassword = local.connection(settings)
+        luri, luser, lpassword = connection(settings)
         uri = uri or luri
         user = user if settings.neo4j_uri else luser
         password = password if password is not None else lpassword

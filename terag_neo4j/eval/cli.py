@@ -87,9 +87,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     settings = Settings()
     if settings.neo4j_uri is None and _needs_graph(args):
-        from terag_neo4j.server import neo4j as local
+        from terag_neo4j.server.neo4j_process import start
 
-        local.start(settings)  # the managed local server: a no-op when it already runs
+        start(settings)  # the managed local server: a no-op when it already runs
     folders = (
         list_datasets() if args.datasets == ["all"] else [resolve_dataset(d) for d in args.datasets]
     )

@@ -11,6 +11,7 @@ import pytest
 
 from terag_neo4j.config import Settings
 from terag_neo4j.server import neo4j as local
+from terag_neo4j.server.neo4j_config import _heap_flag
 
 
 @pytest.mark.parametrize(
@@ -90,11 +91,11 @@ def test_connection_prefers_neo4j_password(tmp_path: Path) -> None:
 
 
 def test_heap_flag() -> None:
-    assert local._heap_flag("2g") == "2g"
-    assert local._heap_flag("512M") == "512m"
-    assert local._heap_flag("2GiB") == "2g"
+    assert _heap_flag("2g") == "2g"
+    assert _heap_flag("512M") == "512m"
+    assert _heap_flag("2GiB") == "2g"
     with pytest.raises(local.ServerError):
-        local._heap_flag("lots")
+        _heap_flag("lots")
 
 
 def test_missing_maven_is_reported_with_the_fix(
