@@ -338,6 +338,16 @@ class GraphStore:
 
         return self._call(run)
 
+    def execute(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        """An auto-commit query (GDS catalog procedures: projecting, dropping in-memory graphs),
+        with the retries and error translation of `read`."""
+
+        def run() -> list[dict[str, Any]]:
+            with self.session() as s:
+                return [r.data() for r in s.run(load_cypher(name), **params)]
+
+        return self._call(run)
+
     def write_tx(self, fn: Callable[[ManagedTransaction], T]) -> T:
         def run() -> T:
             with self.session() as s:

@@ -9,7 +9,6 @@ normalised within the exact group and within the semantic group.
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -18,34 +17,20 @@ from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
-from neo4j.exceptions import ClientError
 
+from terag_neo4j import gds
 from terag_neo4j.config import Settings
 from terag_neo4j.embeddings import CachedEmbedder, Embedder
-from terag_neo4j.extraction import CONCEPT, TITLE, Concept, Extractor, normalize_name
-from terag_neo4j.graph_store import GraphStore, GraphStoreError, check_namespace
+from terag_neo4j.extraction import Concept, Extractor, normalize_name
+from terag_neo4j.graph_store import GraphStore, check_namespace
 from terag_neo4j.linking import question_spans, select_links, span_norms
 from terag_neo4j.llm import Message, OllamaLLM, Stage
 
 log = logging.getLogger(__name__)
 
-MIN_GDS = (2, 17)
 MAX_QUERY_CHARS = 10_000  # query NER (spaCy, an LLM prompt) is meant for a question
 MatchKind = Literal["exact", "semantic"]
 Mode = Literal["pagerank", "dense", "hybrid"]
-
-
-def projection_name_re(namespace: str, walk: str | None = None) -> re.Pattern[str]:
-    """Full-match pattern of the GDS graph names of one namespace (see `Retriever.graph_name`).
-
-    Namespaces may contain '_', so `wiki`'s pattern must not match `terag_wiki_en_utn_v3`: the
-    walk code (orientation d/u, then the flags c, s, t, n in that order; default any) has no '_',
-    and only `_v<n>[_<epoch>]` may follow it.
-    """
-    code = re.escape(walk) if walk else "[du]c?s?t?n?"
-    return re.compile(
-        rf"terag_{re.escape(namespace)}_(?P<walk>{code})_v(?P<version>\d+)(?:_[0-9a-f]{{8}})?"
-    )
 
 
 class RetrievalError(ValueError):
@@ -174,116 +159,26 @@ class Retriever:
     def check_gds(self) -> str:
         if self._gds_checked:
             return "ok"
-        try:
-            version = str(self.store.read("gds_version")[0]["version"])
-        except ClientError as e:
-            raise GraphStoreError(
-                "the Graph Data Science plugin is not installed in this Neo4j "
-                "(gds.version() is unknown); `terag server start` provisions it, "
-                "docker-compose.yml enables it with NEO4J_PLUGINS"
-            ) from e
-        parts = tuple(int(x) for x in version.split(".")[:2] if x.isdigit())
-        if parts < MIN_GDS:
-            raise GraphStoreError(
-                f"GDS {version} is too old: weighted sourceNodes need GDS >= 2.17"
-            )
+        version = gds.check_version(self.store)
         self._gds_checked = True
         return version
 
     def walk(self) -> tuple[str, list[str], list[str]]:
         """What the projection holds: a short code for its name, skipped concept types, rel types."""
-        st = self.settings
-        skip = [
-            t for t, keep in ((TITLE, st.walk_titles), (CONCEPT, st.walk_noun_chunks)) if not keep
-        ]
-        rels = ["HAS_PASSAGE"] + [
-            t
-            for t, on in (("CO_OCCURRENCE", st.walk_cooccurrence), ("SYNONYM", st.walk_synonyms))
-            if on
-        ]
-        code = st.orientation[0] + "".join(
-            flag
-            for flag, on in (
-                ("c", st.walk_cooccurrence),
-                ("s", st.walk_synonyms),
-                ("t", st.walk_titles),
-                ("n", st.walk_noun_chunks),
-            )
-            if on
-        )
-        return code, skip, rels
-
-    def _projections(self, namespace: str, code: str | None = None) -> set[str]:
-        """GDS graphs of exactly this namespace (not of `wiki_en` when asked for `wiki`)."""
-        prefix = f"terag_{namespace}_{code or ''}"
-        pattern = projection_name_re(namespace, code)
-        return {
-            g
-            for g in (r["graphName"] for r in self.store.read("gds_graphs", prefix=prefix))
-            if pattern.fullmatch(g)
-        }
+        return gds.walk(self.settings)
 
     def graph_name(self, namespace: str, version: int, epoch: str | None = None) -> str:
-        """`terag_<ns>_<walk>_v<version>[_<epoch>]`: the epoch is new each time the namespace is
-        created, so a name is never reused after a drop; the walk code names what it holds."""
-        name = f"terag_{namespace}_{self.walk()[0]}_v{version}"
-        return f"{name}_{epoch}" if epoch else name
+        return gds.graph_name(self.settings, namespace, version, epoch)
 
     def ensure_projection(self, namespace: str) -> str:
-        """The namespace's in-memory graph for the current version, projected once and reused.
-
-        Indexing bumps the namespace version, so a stale projection is never used; the old one is
-        dropped when the new one is built. Each walk configuration has its own projection.
-        """
-        rows = self.store.read("namespace_version", namespace=namespace)
-        if not rows:
-            self.store.require_namespace(namespace)
-        version = int(rows[0]["version"] or 0)
-        self._versions[namespace] = f"{version}_{rows[0].get('epoch')}"
-        code, skip, rels = self.walk()
-        name = self.graph_name(namespace, version, rows[0].get("epoch"))
-        existing = self._projections(namespace, code)
-        if name in existing:
-            return name
-        with self._project_lock:
-            existing = self._projections(namespace, code)
-            if name not in existing:
-                t = time.perf_counter()
-                try:
-                    with self.store.session() as s:
-                        rec = s.run(
-                            self.store_cypher(f"project_{self.settings.orientation}"),
-                            namespace=namespace,
-                            graph=name,
-                            skip_types=skip,
-                            rel_types=rels,
-                        ).single()
-                    log.info(
-                        "projected %s: %s nodes, %s relationships in %.2fs",
-                        name,
-                        rec and rec["nodes"],
-                        rec and rec["relationships"],
-                        time.perf_counter() - t,
-                    )
-                except ClientError as e:
-                    # Another process projected it first: that is what we wanted.
-                    if "already exists" not in str(e):
-                        raise
-            for old in existing - {name}:
-                with self.store.session() as s:
-                    s.run(self.store_cypher("gds_drop"), graph=old).consume()
+        """The namespace's GDS graph for the current version and walk (see `gds.ensure_projection`)."""
+        name, self._versions[namespace] = gds.ensure_projection(
+            self.store, self.settings, namespace, self._project_lock
+        )
         return name
 
     def drop_projections(self, namespace: str) -> None:
-        for graph in sorted(self._projections(namespace)):
-            with self.store.session() as s:
-                s.run(self.store_cypher("gds_drop"), graph=graph).consume()
-
-    @staticmethod
-    def store_cypher(name: str) -> str:
-        from terag_neo4j.graph_store import load_cypher
-
-        return load_cypher(name)
+        gds.drop_projections(self.store, namespace)
 
     # ------------------------------------------------------------------ stages
 
@@ -439,23 +334,8 @@ class Retriever:
             else []
         )
         sources = [{"uid": m.uid, "weight": m.weight} for m in weighted]
-        candidates = max(200, 40 * top_k)
-        while True:
-            rows = self.store.read(
-                "pagerank",
-                graph=graph,
-                sources=sources,
-                passages=passages,
-                damping=st.damping,
-                max_iterations=st.max_iterations,
-                tolerance=st.tolerance,
-                candidates=candidates,
-                top_k=top_k,
-            )
-            # Concepts usually outrank passages; widen the window until k passages are in it.
-            if len(rows) >= top_k or candidates >= 1_000_000:
-                return [_passage(r) for r in rows if r["score"] > 0]
-            candidates *= 8
+        rows = gds.pagerank(self.store, st, graph, sources, passages, top_k)
+        return [_passage(r) for r in rows]
 
     def dense(self, namespace: str, query: str, top_k: int) -> list[RetrievedPassage]:
         vec = self.embedder.embed([query])[0].tolist()

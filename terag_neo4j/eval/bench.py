@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from terag_neo4j import gds
 from terag_neo4j.config import PAPER_PRESET, Settings
 from terag_neo4j.documents import Document, to_passages
 from terag_neo4j.eval.baselines import BM25Baseline, DenseBaseline
@@ -388,8 +389,7 @@ class BenchRunner:
         if retriever.walk()[0] != client.retriever.walk()[0]:
             # Another walk's projection: drop it, or a dozen graphs of millions of relationships
             # outgrow the heap (2Wiki's co-occurrence projections are ~3M relationships each).
-            with client.store.session() as s:
-                s.run(retriever.store_cypher("gds_drop"), graph=graph).consume()
+            gds.drop(client.store, graph)
         return run
 
     # ------------------------------------------------------------------ answers

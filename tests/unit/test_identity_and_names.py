@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from terag_neo4j.documents import load_documents
+from terag_neo4j.gds import projection_name_re
 from terag_neo4j.graph_store import check_namespace
-from terag_neo4j.retrieval import projection_name_re
 
 
 def _tree(tmp_path: Path) -> Path:

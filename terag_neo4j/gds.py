@@ -1,0 +1,187 @@
+"""Graph Data Science: a namespace's in-memory projection (its name, building it once, dropping
+it) and personalised PageRank on it.
+
+Every call goes through `GraphStore`, so GDS calls get the same retries and the same
+`Neo4jUnavailable` / `GraphStoreError` translation as every other query.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from typing import Any
+
+from neo4j.exceptions import ClientError
+
+from terag_neo4j.config import Settings
+from terag_neo4j.extraction import CONCEPT, TITLE
+from terag_neo4j.graph_store import GraphStore, GraphStoreError
+
+log = logging.getLogger(__name__)
+
+MIN_GDS = (2, 17)
+
+
+def check_version(store: GraphStore) -> str:
+    """GDS's version, or a clear error when the plugin is missing or too old."""
+    try:
+        version = str(store.read("gds_version")[0]["version"])
+    except ClientError as e:
+        raise GraphStoreError(
+            "the Graph Data Science plugin is not installed in this Neo4j "
+            "(gds.version() is unknown); `terag server start` provisions it, "
+            "docker-compose.yml enables it with NEO4J_PLUGINS"
+        ) from e
+    parts = tuple(int(x) for x in version.split(".")[:2] if x.isdigit())
+    if parts < MIN_GDS:
+        raise GraphStoreError(f"GDS {version} is too old: weighted sourceNodes need GDS >= 2.17")
+    return version
+
+
+def walk(settings: Settings) -> tuple[str, list[str], list[str]]:
+    """What the projection holds: a short code for its name, skipped concept types, rel types."""
+    st = settings
+    skip = [t for t, keep in ((TITLE, st.walk_titles), (CONCEPT, st.walk_noun_chunks)) if not keep]
+    rels = ["HAS_PASSAGE"] + [
+        t
+        for t, on in (("CO_OCCURRENCE", st.walk_cooccurrence), ("SYNONYM", st.walk_synonyms))
+        if on
+    ]
+    code = st.orientation[0] + "".join(
+        flag
+        for flag, on in (
+            ("c", st.walk_cooccurrence),
+            ("s", st.walk_synonyms),
+            ("t", st.walk_titles),
+            ("n", st.walk_noun_chunks),
+        )
+        if on
+    )
+    return code, skip, rels
+
+
+def projection_name_re(namespace: str, walk: str | None = None) -> re.Pattern[str]:
+    """Full-match pattern of the GDS graph names of one namespace (see `graph_name`).
+
+    Namespaces may contain '_', so `wiki`'s pattern must not match `terag_wiki_en_utn_v3`: the
+    walk code (orientation d/u, then the flags c, s, t, n in that order; default any) has no '_',
+    and only `_v<n>[_<epoch>]` may follow it.
+    """
+    code = re.escape(walk) if walk else "[du]c?s?t?n?"
+    return re.compile(
+        rf"terag_{re.escape(namespace)}_(?P<walk>{code})_v(?P<version>\d+)(?:_[0-9a-f]{{8}})?"
+    )
+
+
+def graph_name(settings: Settings, namespace: str, version: int, epoch: str | None = None) -> str:
+    """`terag_<ns>_<walk>_v<version>[_<epoch>]`: the epoch is new each time the namespace is
+    created, so a name is never reused after a drop; the walk code names what it holds."""
+    name = f"terag_{namespace}_{walk(settings)[0]}_v{version}"
+    return f"{name}_{epoch}" if epoch else name
+
+
+def projections(store: GraphStore, namespace: str, code: str | None = None) -> set[str]:
+    """GDS graphs of exactly this namespace (not of `wiki_en` when asked for `wiki`)."""
+    prefix = f"terag_{namespace}_{code or ''}"
+    pattern = projection_name_re(namespace, code)
+    return {
+        g
+        for g in (r["graphName"] for r in store.read("gds_graphs", prefix=prefix))
+        if pattern.fullmatch(g)
+    }
+
+
+def project(store: GraphStore, settings: Settings, namespace: str, graph: str) -> None:
+    """Project the namespace's graph under the name `graph`, as `settings` walk it."""
+    _, skip, rels = walk(settings)
+    t = time.perf_counter()
+    try:
+        rows = store.execute(
+            f"project_{settings.orientation}",
+            namespace=namespace,
+            graph=graph,
+            skip_types=skip,
+            rel_types=rels,
+        )
+        rec: dict[str, Any] | None = rows[0] if rows else None
+        log.info(
+            "projected %s: %s nodes, %s relationships in %.2fs",
+            graph,
+            rec and rec["nodes"],
+            rec and rec["relationships"],
+            time.perf_counter() - t,
+        )
+    except ClientError as e:
+        # Another process projected it first: that is what we wanted.
+        if "already exists" not in str(e):
+            raise
+
+
+def drop(store: GraphStore, graph: str) -> None:
+    """Drop one GDS graph; a missing one is not an error."""
+    store.execute("gds_drop", graph=graph)
+
+
+def drop_projections(store: GraphStore, namespace: str) -> None:
+    for graph in sorted(projections(store, namespace)):
+        drop(store, graph)
+
+
+def ensure_projection(
+    store: GraphStore, settings: Settings, namespace: str, lock: threading.Lock
+) -> tuple[str, str]:
+    """The namespace's in-memory graph for the current version, projected once and reused, and
+    the namespace's `<version>_<epoch>` key.
+
+    Indexing bumps the namespace version, so a stale projection is never used; the old one is
+    dropped when the new one is built. Each walk configuration has its own projection.
+    """
+    rows = store.read("namespace_version", namespace=namespace)
+    if not rows:
+        store.require_namespace(namespace)
+    version = int(rows[0]["version"] or 0)
+    key = f"{version}_{rows[0].get('epoch')}"
+    code = walk(settings)[0]
+    name = graph_name(settings, namespace, version, rows[0].get("epoch"))
+    existing = projections(store, namespace, code)
+    if name in existing:
+        return name, key
+    with lock:
+        existing = projections(store, namespace, code)
+        if name not in existing:
+            project(store, settings, namespace, name)
+        for old in existing - {name}:
+            drop(store, old)
+    return name, key
+
+
+def pagerank(
+    store: GraphStore,
+    settings: Settings,
+    graph: str,
+    sources: list[dict[str, Any]],
+    passages: list[list[float]],
+    top_k: int,
+) -> list[dict[str, Any]]:
+    """Personalised PageRank from `sources` (`{uid, weight}` of concepts) and `passages`
+    (`[node id, weight]`): the best `top_k` passages with a positive score, best first."""
+    st = settings
+    candidates = max(200, 40 * top_k)
+    while True:
+        rows = store.read(
+            "pagerank",
+            graph=graph,
+            sources=sources,
+            passages=passages,
+            damping=st.damping,
+            max_iterations=st.max_iterations,
+            tolerance=st.tolerance,
+            candidates=candidates,
+            top_k=top_k,
+        )
+        # Concepts usually outrank passages; widen the window until k passages are in it.
+        if len(rows) >= top_k or candidates >= 1_000_000:
+            return [r for r in rows if r["score"] > 0]
+        candidates *= 8
