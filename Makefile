@@ -53,9 +53,9 @@ lint: setup
 
 # Benchmarks (need ../shared/datasets or TERAG_DATASETS); numbers go to bench/results/.
 bench: setup
-	$(BIN)/python -m bench.indexing --dataset 2wikimultihopqa --extractor spacy
-	$(BIN)/python -m bench.indexing --dataset musique_hipporag_train100 --extractor recorded
-	$(BIN)/python -m bench.retrieval --dataset 2wikimultihopqa
+	$(BIN)/terag bench-index 2wikimultihopqa --extractor spacy
+	$(BIN)/terag bench-index musique_hipporag_train100 --extractor recorded
+	$(BIN)/terag bench-latency 2wikimultihopqa
 
 bench-eval: setup
 	$(BIN)/terag bench all

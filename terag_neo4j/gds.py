@@ -185,3 +185,19 @@ def pagerank(
         if len(rows) >= top_k or candidates >= 1_000_000:
             return [r for r in rows if r["score"] > 0]
         candidates *= 8
+
+
+def pagerank_stats(
+    store: GraphStore, settings: Settings, graph: str, sources: list[dict[str, Any]]
+) -> dict[str, Any] | None:
+    """`gds.pageRank.stats` for the restart vector `sources` (`{uid, weight}` of concepts or
+    passages): GDS's own `computeMillis` and `ranIterations`, for the latency benchmark."""
+    rows = store.execute(
+        "pagerank_stats",
+        sources=sources,
+        graph=graph,
+        damping=settings.damping,
+        max_iterations=settings.max_iterations,
+        tolerance=settings.tolerance,
+    )
+    return rows[0] if rows else None

@@ -1,4 +1,5 @@
-"""`terag bench`: run the retrieval benchmark on one or more dataset folders."""
+"""`terag bench`: run the retrieval benchmark on one or more dataset folders; registers the
+other benchmarks (`bench-extraction`, `bench-index`, `bench-latency`) too."""
 
 from __future__ import annotations
 
@@ -75,8 +76,12 @@ def register_cli(subparsers: Any) -> None:
     s.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     s.set_defaults(func=cmd_bench)
     from terag_neo4j.eval.extraction_bench import register_cli as register_extraction
+    from terag_neo4j.eval.ingest import register_cli as register_ingest
+    from terag_neo4j.eval.latency import register_cli as register_latency
 
     register_extraction(subparsers)
+    register_ingest(subparsers)
+    register_latency(subparsers)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

@@ -102,3 +102,38 @@ def test_bench_cli_on_a_slice(
         assert [q["retrieved"] for q in again["methods"][name]["per_question"]] == [
             q["retrieved"] for q in result["methods"][name]["per_question"]
         ]
+
+
+def test_index_and_latency_benches_on_a_slice(
+    base_settings: Settings,
+    namespace: str,
+    dataset_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for var, value in {
+        "NEO4J_URI": base_settings.neo4j_uri,
+        "NEO4J_USER": base_settings.neo4j_user,
+        "NEO4J_PASSWORD": base_settings.neo4j_password,
+        "NEO4J_DATABASE": base_settings.neo4j_database,
+        "TERAG_HOME": str(base_settings.home),
+    }.items():
+        monkeypatch.setenv(var, value or "")
+    out = tmp_path / "results"
+    common = ["--namespace", namespace, "--out", str(out)]
+    assert main(["bench-index", str(dataset_dir), "--limit", str(MAX_PASSAGES), *common]) == 0
+    [run] = json.loads((out / f"indexing_{DATASET}_spacy_n{MAX_PASSAGES}.json").read_text())["runs"]
+    assert run["namespace"] == namespace and run["extractor"] == "spacy"
+    assert run["passages"] == run["passages_written"] == run["nodes"]["passages"] == MAX_PASSAGES
+    assert run["relationships"]["HAS_PASSAGE"] > 0 and run["write_passages_per_s"] > 0
+    assert run["reingest_wrote_nothing"] and run["input_tokens"] == 0
+
+    assert main(["bench-latency", str(dataset_dir), "--limit", str(LIMIT), *common]) == 0
+    lat = json.loads((out / f"retrieval_{DATASET}_default.json").read_text())
+    assert lat["namespace"] == namespace and lat["questions"] == LIMIT
+    assert lat["graph"]["passages"] == MAX_PASSAGES
+    assert lat["graph"]["projected_nodes"] >= MAX_PASSAGES
+    assert lat["retrieval_ms"]["p95"] >= lat["retrieval_ms"]["p50"] > 0
+    assert lat["compared"] + lat["dense_fallbacks"] == LIMIT and lat["compared"] > 0
+    assert lat["gds_compute_ms"]["p50"] >= 0 and lat["in_process_reference_ms"]["p50"] > 0
+    assert 0 <= lat["same_top5"] <= lat["compared"]

@@ -260,7 +260,7 @@ def test_write_mutate_stats_and_estimate_forms(
             [on_disk[k] for k in NODES], [want[k] for k in NODES], rtol=1e-6, atol=1e-9
         )
 
-        # stats (what bench.retrieval times): the same run, summarised
+        # stats (what `terag bench-latency` times): the same run, summarised
         stats = s.run(
             SOURCES + f"CALL gds.pageRank.stats($g, {{{PPR_CONFIG}}}) "
             "YIELD ranIterations, didConverge, centralityDistribution "

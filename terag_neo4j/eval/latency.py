@@ -1,14 +1,12 @@
-"""Retrieval latency benchmark (issue: TERAG retrieval).
+"""`terag bench-latency`: retrieval latency on the graph `terag bench-index` built.
 
-    python -m bench.retrieval --dataset 2wikimultihopqa
-
-Needs the graph from `python -m bench.indexing --dataset 2wikimultihopqa --extractor spacy`.
-Runs every question with the chosen preset (`default`: name linking and passage seeding; `paper`:
-spaCy query NER; no LLM calls either way) and reports p50/p95 of the whole retrieval and of its
-stages, GDS's own compute time for the same personalised PageRank (`gds.pageRank.stats`, same
-restart vector), and the same PageRank computed in-process (scipy sparse power iteration on the
-graph exported from Neo4j, passage seeds recomputed from the exported embeddings) as the
-reference: both latencies, their ratio, and whether both give the same top-5 passages.
+Runs every question with the chosen preset (`default`: name linking and passage seeding;
+`paper`: spaCy query NER; no LLM calls either way) and reports p50/p95 of the whole retrieval
+and of its stages, GDS's own compute time for the same personalised PageRank
+(`gds.pageRank.stats`, same restart vector), and the same PageRank computed in-process (scipy
+sparse power iteration on the graph exported from Neo4j, passage seeds recomputed from the
+exported embeddings) as the reference: both latencies, their ratio, and whether both give the
+same top-5 passages. Writes `<out>/retrieval_<dataset>_<preset>.json`.
 """
 
 from __future__ import annotations
@@ -17,36 +15,23 @@ import argparse
 import logging
 import statistics
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from bench.common import datasets_root, load_questions, setup_logging, write_result
-from terag_neo4j.client import TeragClient
 from terag_neo4j.config import PRESETS, Settings
-from terag_neo4j.eval.bench import DEFAULT_CONFIG
-from terag_neo4j.eval.reference import (
-    export_graph,
-    passage_seeds,
-    passage_vectors,
-    personalized_pagerank,
-    top_passages,
-)
-from terag_neo4j.graph_store import passage_uid
 
-log = logging.getLogger("bench.retrieval")
+log = logging.getLogger(__name__)
 
-STATS_QUERY = """
-CALL () {
-  UNWIND $sources AS s
-  OPTIONAL MATCH (c:Concept {uid: s.uid})
-  OPTIONAL MATCH (p:Passage {uid: s.uid})
-  RETURN collect([coalesce(c, p), s.weight]) AS sourceNodes
-}
-CALL gds.pageRank.stats($graph, {sourceNodes: sourceNodes, dampingFactor: $damping,
-  maxIterations: $max_iterations, tolerance: $tolerance})
-YIELD computeMillis, ranIterations
-RETURN computeMillis, ranIterations
+DEFAULT_OUT = Path("bench") / "results"
+
+EPILOG = """\
+examples:
+  terag bench-index 2wikimultihopqa && terag bench-latency 2wikimultihopqa
+  terag bench-latency 2wikimultihopqa --preset paper --limit 150
+
+DATASET is a folder path or a folder name under $TERAG_DATASETS (default ../shared/datasets).
 """
 
 
@@ -54,30 +39,63 @@ def pct(values: list[float], q: float) -> float:
     return float(np.percentile(values, q)) * 1000 if values else float("nan")
 
 
-def main() -> None:
-    setup_logging()
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+def register_cli(subparsers: Any) -> None:
+    s = subparsers.add_parser(
+        "bench-latency",
+        help="Retrieval latency per stage, GDS compute time and the in-process PageRank reference",
+        description=__doc__,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    ap.add_argument("--dataset", default="2wikimultihopqa")
-    ap.add_argument("--extractor", default="spacy")
-    ap.add_argument("--limit", type=int)
-    ap.add_argument("--namespace", help="default: the one bench.indexing builds")
-    ap.add_argument("--preset", default="default", choices=list(PRESETS))
-    args = ap.parse_args()
-    folder = datasets_root() / args.dataset
-    questions = load_questions(folder)[: args.limit]
-    ns = args.namespace or f"benchidx_{args.dataset}_{args.extractor}".replace("-", "_")[:60]
+    s.add_argument("dataset", metavar="DATASET", help="dataset folder, or its name")
+    s.add_argument(
+        "-e",
+        "--extractor",
+        default="spacy",
+        help="the backend the graph was indexed with (names its namespace; default spacy)",
+    )
+    s.add_argument("--limit", type=int, help="only the first N questions")
+    s.add_argument("--namespace", help="default: the one `terag bench-index` builds")
+    s.add_argument("--preset", default="default", choices=list(PRESETS))
+    s.add_argument(
+        "--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default {DEFAULT_OUT})"
+    )
+    s.set_defaults(func=cmd_bench_latency)
+
+
+def cmd_bench_latency(args: argparse.Namespace) -> int:
+    from terag_neo4j import gds
+    from terag_neo4j.client import TeragClient
+    from terag_neo4j.eval.bench import DEFAULT_CONFIG
+    from terag_neo4j.eval.datasets import load_dataset
+    from terag_neo4j.eval.ingest import index_namespace
+    from terag_neo4j.eval.reference import (
+        export_graph,
+        passage_seeds,
+        passage_vectors,
+        personalized_pagerank,
+        top_passages,
+    )
+    from terag_neo4j.eval.runinfo import write_result
+    from terag_neo4j.graph_store import passage_uid
+
+    dataset = load_dataset(args.dataset, limit=args.limit)
+    questions = dataset.questions
+    ns = args.namespace or index_namespace(dataset.name, args.extractor)
     settings = Settings().with_overrides(
         namespace=ns, extractor="spacy", **{**DEFAULT_CONFIG, **PRESETS[args.preset]}
     )
+    if settings.neo4j_uri is None:
+        from terag_neo4j.server.neo4j_process import start
+
+        start(settings)  # the managed local server: a no-op when it already runs
     with TeragClient(settings) as client:
         info = client.stats()
         r = client.retriever
         t = time.perf_counter()
         graph_name = r.ensure_projection(ns)
         projection_s = time.perf_counter() - t
-        client.retrieve(questions[0]["question"])  # warm-up: model loads, query plans
+        client.retrieve(questions[0].question)  # warm-up: model loads, query plans
         t = time.perf_counter()
         _, skip, rels = r.walk()
         graph = export_graph(client.store, ns, settings.orientation, skip, rels)
@@ -96,7 +114,7 @@ def main() -> None:
         fallbacks = 0
         for q in questions:
             t = time.perf_counter()
-            res = client.retrieve(q["question"], top_k=5)
+            res = client.retrieve(q.question, top_k=5)
             totals.append(time.perf_counter() - t)
             for k in stages:
                 if k in res.timings:
@@ -109,22 +127,14 @@ def main() -> None:
                 seeds += passage_seeds(
                     puids,
                     pvecs,
-                    client.embedder.embed([q["question"]])[0].tolist(),
+                    client.embedder.embed([q.question])[0].tolist(),
                     settings.passage_seed_weight,
                     settings.passage_seed_power,
                     settings.passage_seed_top,
                 )
             sources = [{"uid": u, "weight": w} for u, w in seeds]
             t = time.perf_counter()
-            with client.store.session() as s:
-                rec = s.run(
-                    STATS_QUERY,
-                    sources=sources,
-                    graph=graph_name,
-                    damping=settings.damping,
-                    max_iterations=settings.max_iterations,
-                    tolerance=settings.tolerance,
-                ).single()
+            rec = gds.pagerank_stats(client.store, settings, graph_name, sources)
             gds_stats_call.append(time.perf_counter() - t)
             if rec:
                 gds_compute.append(rec["computeMillis"] / 1000)
@@ -142,7 +152,7 @@ def main() -> None:
             same_top5 += [u for u, _ in ref] == [passage_uid(ns, p.id) for p in res.passages]
 
     result: dict[str, Any] = {
-        "dataset": args.dataset,
+        "dataset": dataset.name,
         "namespace": ns,
         "preset": args.preset,
         "walk": r.walk()[0],
@@ -173,26 +183,24 @@ def main() -> None:
         "same_top5": same_top5,
         "compared": compared,
     }
-    path = write_result(f"retrieval_{args.dataset}_{args.preset}", result)
+    path = write_result(args.out, f"retrieval_{dataset.name}_{args.preset}", result)
     rm, st = result["retrieval_ms"], result["stages_ms"]
-    print(f"{args.dataset}: {len(questions)} questions, graph {result['graph']}")
+    print(f"{dataset.name}: {len(questions)} questions, graph {result['graph']}")
     print(
         f"retrieval p50 {rm['p50']:.1f} ms, p95 {rm['p95']:.1f} ms (dense fallbacks: {fallbacks})"
     )
     for k, v in st.items():
         print(f"  {k:9} p50 {v['p50']:.1f} ms  p95 {v['p95']:.1f} ms")
     print(
-        f"  GDS compute (pageRank.stats computeMillis) p50 {result['gds_compute_ms']['p50']:.1f} ms; "
-        f"whole stats call p50 {result['gds_stats_call_ms']['p50']:.1f} ms"
+        f"  GDS compute (pageRank.stats computeMillis) p50 {result['gds_compute_ms']['p50']:.1f} "
+        f"ms; whole stats call p50 {result['gds_stats_call_ms']['p50']:.1f} ms"
     )
     print(
         f"  in-process scipy reference p50 {result['in_process_reference_ms']['p50']:.1f} ms; "
         f"GDS PageRank stage / reference = {result['ratio_gds_pagerank_stage_to_reference_p50']}"
     )
     print(
-        f"same top-5 as the reference: {same_top5}/{compared}; projection {projection_s:.2f}s; wrote {path}"
+        f"same top-5 as the reference: {same_top5}/{compared}; projection {projection_s:.2f}s; "
+        f"wrote {path}"
     )
-
-
-if __name__ == "__main__":
-    main()
+    return 0
