@@ -8,6 +8,7 @@ import json
 import shutil
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -122,7 +123,11 @@ def test_fresh_server_password_never_on_a_command_line_loopback_only_auth_on(
     with GraphDatabase.driver(uri, auth=None) as anonymous, pytest.raises(AuthError):
         anonymous.verify_connectivity()
     for port in (s.neo4j_bolt_port, s.neo4j_http_port):
-        addresses = _listen_addresses(port)
+        # Bolt answering is what `server start` waits for; on a loaded machine the HTTP
+        # connector can open a few seconds later.
+        deadline = time.monotonic() + 60
+        while not (addresses := _listen_addresses(port)) and time.monotonic() < deadline:
+            time.sleep(0.5)
         assert addresses and addresses <= LOOPBACK, f"port {port} listens on {addresses}"
     assert not list(local.layout(s).run.glob(".initial-password-*"))  # the @-file is gone
 
