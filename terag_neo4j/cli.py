@@ -241,7 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
             "-e",
             "--extractor",
             choices=["ollama", "spacy", "recorded"],
-            help="query NER backend (default: the namespace's)",
+            help="query NER backend, used when TERAG_LINKING=ner (default: the namespace's)",
         )
         if name == "retrieve":
             s.add_argument(
