@@ -37,7 +37,15 @@ def _settings(args: argparse.Namespace) -> Any:
     from terag_neo4j.config import Settings
 
     overrides: dict[str, Any] = {}
-    for name in ("namespace", "extractor", "top_k", "recorded_extractions"):
+    for name in (
+        "namespace",
+        "extractor",
+        "top_k",
+        "recorded_extractions",
+        "llm_budget",
+        "budget_selection",
+        "budget_merge",
+    ):
         value = getattr(args, name, None)
         if value is not None:
             overrides[name] = value
@@ -225,6 +233,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument(
         "--recorded-extractions", type=Path, help="JSONL of recorded extractions (recorded backend)"
+    )
+    s.add_argument(
+        "--llm-budget",
+        type=float,
+        metavar="BETA",
+        help="budget mode: spaCy indexes every passage, the extractor (ollama or recorded) only "
+        "the fraction BETA (0..1) that the selection rule ranks first (TERAG_LLM_BUDGET)",
+    )
+    s.add_argument(
+        "--budget-selection",
+        choices=["pagerank", "degree", "knn_pagerank"],
+        help="how core passages are ranked over the spaCy graph (TERAG_BUDGET_SELECTION)",
+    )
+    s.add_argument(
+        "--budget-merge",
+        choices=["add", "replace"],
+        help="core passages' LLM concepts are added to spaCy's or replace them (TERAG_BUDGET_MERGE)",
     )
     s.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     common(s)

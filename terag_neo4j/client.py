@@ -115,10 +115,14 @@ class TeragClient:
     def query_extractor(self, namespace: str | None = None) -> Extractor:
         """The extractor that does query NER for `namespace` (see `query_backend`)."""
         backend = self.query_backend(namespace)
-        if backend == self.settings.extractor:
-            return self.extractor
         if backend == "recorded" and self.settings.recorded_extractions is None:
             backend = "spacy"  # recorded extractions answer queries with spaCy anyway
+        return self.backend_extractor(backend)
+
+    def backend_extractor(self, backend: str) -> Extractor:
+        """An extractor of `backend`, built once (shared with query NER)."""
+        if backend == self.settings.extractor:
+            return self.extractor
         if backend not in self._query_extractors:
             llm = self.llm if backend == "ollama" else None
             self._query_extractors[backend] = make_extractor(self.settings, llm, backend=backend)
@@ -146,7 +150,18 @@ class TeragClient:
         paths = [Path(x) for x in items if isinstance(x, str | Path)]
         docs: list[Document] = list(load_documents(paths, errors)) if paths else []
         docs += [x for x in items if isinstance(x, Document)]
-        indexer = Indexer(self.settings, self.store, self.extractor, self.embedder, self.cache)
+        if self.settings.llm_budget is None:
+            indexer = Indexer(self.settings, self.store, self.extractor, self.embedder, self.cache)
+        else:
+            # Budget mode: spaCy indexes every passage, the configured extractor the core only.
+            indexer = Indexer(
+                self.settings,
+                self.store,
+                self.backend_extractor("spacy"),
+                self.embedder,
+                self.cache,
+                core_extractor=self.extractor,
+            )
         ns = namespace or self.settings.namespace
         with neo4j_errors(self.store.uri):
             report = indexer.index(docs, ns, progress=progress)

@@ -86,6 +86,13 @@ class Settings(BaseSettings):
     extraction_batch: int = Field(default=1, ge=1)
     # Keep only LLM-extracted names that occur in their text (drops copies from the examples)
     extraction_grounded: bool = True
+    # Budget mode (KET-RAG style): every passage is indexed with the zero-token spaCy extractor,
+    # then only this fraction of them (the "core" passages that `budget_selection` ranks first
+    # over the cheap graph) also goes through `extractor`; None = off, `extractor` does all.
+    llm_budget: float | None = Field(default=None, ge=0, le=1)
+    budget_selection: Literal["pagerank", "degree", "knn_pagerank"] = "pagerank"
+    # What a core passage keeps: the LLM's concepts added to spaCy's, or in place of them
+    budget_merge: Literal["add", "replace"] = "add"
     embedding_model: str = "all-MiniLM-L6-v2"
     embedding_batch: int = Field(default=64, ge=1)
     write_batch: int = Field(default=1000, ge=1)
@@ -165,6 +172,15 @@ class Settings(BaseSettings):
             raise ValueError(
                 f"TERAG_CHUNK_OVERLAP ({self.chunk_overlap}) must be smaller than "
                 f"TERAG_CHUNK_TOKENS ({self.chunk_tokens})"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _budget_needs_llm(self) -> Self:
+        if self.llm_budget is not None and self.extractor == "spacy":
+            raise ValueError(
+                "TERAG_LLM_BUDGET spends LLM tokens on the core passages: set TERAG_EXTRACTOR to "
+                "ollama or recorded (spaCy indexes every passage anyway), or unset the budget"
             )
         return self
 

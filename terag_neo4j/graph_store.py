@@ -413,63 +413,146 @@ class GraphStore:
                 if stats.deleted_passages:
                     _bump_version_tx(tx, namespace, meta)
                 return stats
-            concept_rows: dict[str, dict[str, Any]] = {}
-            links: list[dict[str, Any]] = []
-            for p in new:
-                cuids = []
-                for c in by_id[p.id].concepts:
-                    cu = concept_uid(namespace, c)
-                    cuids.append(cu)
-                    if cu not in concept_rows:
-                        concept_rows[cu] = {
-                            "uid": cu,
-                            "key": c.key,
-                            "type": c.type,
-                            "norm": c.norm,
-                            "name": c.name,
-                            "kind": "entity" if c.is_entity else "concept",
-                            "embedding": list(map(float, concept_vectors[c.key])),
-                        }
-                links.append({"passage": passage_uid(namespace, p.id), "concepts": cuids})
-            prow = [
-                {
-                    "uid": passage_uid(namespace, p.id),
-                    "id": p.id,
-                    "doc_id": p.doc_id,
-                    "position": p.position,
-                    "title": p.title,
-                    "text": p.text,
-                    "hash": p.hash,
-                    "concept_count": len(by_id[p.id].concepts),
-                    "embedding": list(map(float, vec_by_id[p.id])),
-                }
-                for p in new
-            ]
-            for rows in _chunks(prow, self.write_batch):
-                tx.run(load_cypher("upsert_passages"), rows=rows, namespace=namespace).consume()
-            existing: set[str] = set()
-            for uids_chunk in _chunks(list(concept_rows), self.write_batch * 5):
-                existing.update(
-                    r["uid"] for r in tx.run(load_cypher("existing_concepts"), uids=uids_chunk)
-                )
-            created = frozenset(concept_rows) - existing
-            crow = [row for uid, row in concept_rows.items() if uid in created]
-            for rows in _chunks(crow, self.write_batch):
-                tx.run(load_cypher("upsert_concepts"), rows=rows, namespace=namespace).consume()
-            for rows in _chunks(links, self.write_batch):
-                tx.run(load_cypher("link_passages"), rows=rows).consume()
-            pairs = _pair_deltas([link["concepts"] for link in links], +1)
-            _apply_pair_deltas(tx, pairs, self.write_batch * 5, created)
-            for freq_uids in _chunks(list(concept_rows), self.write_batch * 5):
-                tx.run(load_cypher("update_frequency"), uids=freq_uids).consume()
-            stats.passages = len(new)
-            stats.concepts_touched = len(concept_rows)
-            stats.has_passage = sum(len(link["concepts"]) for link in links)
-            stats.cooccurrence_rows = len(pairs)
+            self._write_new_tx(tx, namespace, new, by_id, vec_by_id, concept_vectors, stats)
             _bump_version_tx(tx, namespace, meta)
             return stats
 
         return self.write_tx(work)
+
+    def replace_passages(
+        self,
+        namespace: str,
+        passages: Sequence[Passage],
+        extractions: Sequence[Extraction],
+        passage_vectors: Sequence[Sequence[float]],
+        concept_vectors: dict[str, Sequence[float]],
+        meta: dict[str, Any] | None = None,
+    ) -> WriteStats:
+        """Give passages new concepts (budget mode's merged extractions) in ONE transaction.
+
+        Each passage is removed with its concept links, counts and co-occurrences, then written
+        again by the same path as a new passage, and marked as a merged core passage; a passage
+        already marked merged, or gone meanwhile, is left alone, so a rerun changes nothing.
+        """
+        by_id = {e.passage_id: e for e in extractions}
+        vec_by_id = {p.id: v for p, v in zip(passages, passage_vectors, strict=True)}
+
+        def work(tx: ManagedTransaction) -> WriteStats:
+            stats = WriteStats()
+            tx.run(load_cypher("lock_namespace"), namespace=namespace).consume()
+            uids = [passage_uid(namespace, p.id) for p in passages]
+            pending = {r["id"]: r["hash"] for r in tx.run(load_cypher("core_unmerged"), uids=uids)}
+            todo = [p for p in passages if pending.get(p.id) == p.hash]
+            if not todo:
+                return stats
+            todo_uids = [passage_uid(namespace, p.id) for p in todo]
+            stats.deleted_passages = _delete_passages_tx(tx, todo_uids)
+            self._write_new_tx(tx, namespace, todo, by_id, vec_by_id, concept_vectors, stats)
+            tx.run(load_cypher("mark_core"), uids=todo_uids, merged=True).consume()
+            _bump_version_tx(tx, namespace, meta)
+            return stats
+
+        return self.write_tx(work)
+
+    def _write_new_tx(
+        self,
+        tx: ManagedTransaction,
+        namespace: str,
+        new: Sequence[Passage],
+        by_id: dict[str, Extraction],
+        vec_by_id: dict[str, Sequence[float]],
+        concept_vectors: dict[str, Sequence[float]],
+        stats: WriteStats,
+    ) -> None:
+        """Write passages that are not in the graph, with their concepts, links and counts."""
+        concept_rows: dict[str, dict[str, Any]] = {}
+        links: list[dict[str, Any]] = []
+        for p in new:
+            cuids = []
+            for c in by_id[p.id].concepts:
+                cu = concept_uid(namespace, c)
+                cuids.append(cu)
+                if cu not in concept_rows:
+                    concept_rows[cu] = {
+                        "uid": cu,
+                        "key": c.key,
+                        "type": c.type,
+                        "norm": c.norm,
+                        "name": c.name,
+                        "kind": "entity" if c.is_entity else "concept",
+                        "embedding": list(map(float, concept_vectors[c.key])),
+                    }
+            links.append({"passage": passage_uid(namespace, p.id), "concepts": cuids})
+        prow = [
+            {
+                "uid": passage_uid(namespace, p.id),
+                "id": p.id,
+                "doc_id": p.doc_id,
+                "position": p.position,
+                "title": p.title,
+                "text": p.text,
+                "hash": p.hash,
+                "concept_count": len(by_id[p.id].concepts),
+                "embedding": list(map(float, vec_by_id[p.id])),
+            }
+            for p in new
+        ]
+        for rows in _chunks(prow, self.write_batch):
+            tx.run(load_cypher("upsert_passages"), rows=rows, namespace=namespace).consume()
+        existing: set[str] = set()
+        for uids_chunk in _chunks(list(concept_rows), self.write_batch * 5):
+            existing.update(
+                r["uid"] for r in tx.run(load_cypher("existing_concepts"), uids=uids_chunk)
+            )
+        created = frozenset(concept_rows) - existing
+        crow = [row for uid, row in concept_rows.items() if uid in created]
+        for rows in _chunks(crow, self.write_batch):
+            tx.run(load_cypher("upsert_concepts"), rows=rows, namespace=namespace).consume()
+        for rows in _chunks(links, self.write_batch):
+            tx.run(load_cypher("link_passages"), rows=rows).consume()
+        pairs = _pair_deltas([link["concepts"] for link in links], +1)
+        _apply_pair_deltas(tx, pairs, self.write_batch * 5, created)
+        for freq_uids in _chunks(list(concept_rows), self.write_batch * 5):
+            tx.run(load_cypher("update_frequency"), uids=freq_uids).consume()
+        stats.passages += len(new)
+        stats.concepts_touched += len(concept_rows)
+        stats.has_passage += sum(len(link["concepts"]) for link in links)
+        stats.cooccurrence_rows += len(pairs)
+
+    # ------------------------------------------------------------------ budget mode
+
+    def core_state(self, namespace: str) -> tuple[int, dict[str, bool]]:
+        """(passages in the namespace, {core passage id: merged})."""
+        rows = self.read("core_state", namespace=namespace)
+        if not rows:
+            return 0, {}
+        return int(rows[0]["passages"]), {r["id"]: bool(r["merged"]) for r in rows[0]["core"]}
+
+    def mark_core(self, namespace: str, passage_ids: Sequence[str]) -> None:
+        """Record the chosen core passages before their extraction is paid for, so an
+        interrupted run resumes with the same choice."""
+        uids = [passage_uid(namespace, pid) for pid in passage_ids]
+
+        def work(tx: ManagedTransaction) -> None:
+            tx.run(load_cypher("lock_namespace"), namespace=namespace).consume()
+            for chunk in _chunks(uids, self.write_batch):
+                tx.run(load_cypher("mark_core"), uids=list(chunk), merged=False).consume()
+
+        self.write_tx(work)
+
+    def core_pending(self, namespace: str) -> list[Passage]:
+        return [
+            Passage(r["id"], r["doc_id"], int(r["position"] or 0), r["title"] or "", r["text"])
+            for r in self.read("core_pending", namespace=namespace)
+        ]
+
+    def concept_types(self, namespace: str, norms: Sequence[str]) -> dict[str, tuple[str, str]]:
+        """{normalised name: (type, display name)} of the most frequent non-title concept."""
+        out: dict[str, tuple[str, str]] = {}
+        for chunk in _chunks(sorted(set(norms)), 5000):
+            for r in self.read("concept_types", namespace=namespace, norms=list(chunk)):
+                out.setdefault(r["norm"], (r["type"], r["name"]))
+        return out
 
     def link_synonyms(self, namespace: str, threshold: float, cap: int) -> int:
         """SYNONYM edges for every concept of the namespace that has none linked yet.

@@ -11,12 +11,13 @@ import logging
 import time
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from tqdm import tqdm
 
+from terag_neo4j.budget import choose, core_target, merge_concepts, passage_scores
 from terag_neo4j.config import Settings
 from terag_neo4j.documents import Document, Passage, to_passages
 from terag_neo4j.embeddings import CachedEmbedder
@@ -57,6 +58,20 @@ class IngestReport:
     cached_input_tokens: int = 0  # what the extractions taken from the cache cost when made
     cached_output_tokens: int = 0
     concepts_touched: int = 0
+    # Budget mode: β, the selection rule and merge, the core size it asks for, the core passages
+    # chosen and merged by this run, and the core extractions paid now or taken from the cache
+    llm_budget: float | None = None
+    core_extractor: str = ""
+    budget_selection: str = ""
+    budget_merge: str = ""
+    core_target: int = 0
+    core_passages: int = 0
+    core_selected: int = 0
+    core_merged: int = 0
+    core_extracted_fresh: int = 0
+    core_extracted_cached: int = 0
+    selection_s: float = 0.0
+    core_s: float = 0.0
     has_passage: int = 0
     cooccurrence_rows: int = 0
     synonym_links: int = 0
@@ -73,15 +88,20 @@ class IngestReport:
         return self.extracted_fresh + self.extracted_cached
 
     @property
+    def _per(self) -> int:
+        # A budget spends tokens on some passages only: its cost is per passage of the corpus.
+        return self.passages_total if self.llm_budget is not None else self.extracted
+
+    @property
     def input_per_passage(self) -> float:
         """Extraction input tokens per passage, whether paid now or taken from the cache."""
         total = self.input_tokens + self.cached_input_tokens
-        return total / self.extracted if self.extracted else 0.0
+        return total / self._per if self._per else 0.0
 
     @property
     def output_per_passage(self) -> float:
         total = self.output_tokens + self.cached_output_tokens
-        return total / self.extracted if self.extracted else 0.0
+        return total / self._per if self._per else 0.0
 
     @property
     def passages_per_s(self) -> float:
@@ -97,6 +117,21 @@ class IngestReport:
         return rec
 
     def summary(self) -> str:
+        budget = (
+            ""
+            if self.llm_budget is None
+            else (
+                f"\n  LLM budget {self.llm_budget:g}: {self.core_passages} of "
+                f"{self.core_target} core passages chosen by {self.budget_selection} go through "
+                f"{self.core_extractor} ({self.core_selected} chosen, {self.core_merged} merged "
+                f"({self.budget_merge}) by this run; {self.core_extracted_fresh} extracted, "
+                f"{self.core_extracted_cached} from cache); tokens per passage are over all "
+                f"{self.passages_total} passages"
+            )
+        )
+        return self._summary() + budget
+
+    def _summary(self) -> str:
         return (
             f"ingest {self.run_id} into {self.namespace!r} ({self.extractor}/{self.model}): "
             f"{self.passages_total} passages, {self.passages_new} written "
@@ -122,10 +157,16 @@ class Indexer:
         embedder: CachedEmbedder,
         cache: ExtractionCache,
         batch_passages: int = 512,
+        core_extractor: Extractor | None = None,
     ) -> None:
+        """`extractor` extracts every passage; with `settings.llm_budget` set it is the cheap
+        one (spaCy) and `core_extractor` (the LLM) extracts the core passages only."""
+        if settings.llm_budget is not None and core_extractor is None:
+            raise ValueError("an LLM budget needs a core extractor (the LLM)")
         self.settings = settings
         self.store = store
         self.extractor = extractor
+        self.core_extractor = core_extractor if settings.llm_budget is not None else None
         self.embedder = embedder
         self.cache = cache
         self.batch_passages = batch_passages
@@ -145,6 +186,11 @@ class Indexer:
             model=self.extractor.model,
             started=datetime.now(UTC).isoformat(timespec="seconds"),
         )
+        if self.core_extractor is not None:
+            report.llm_budget = self.settings.llm_budget
+            report.core_extractor = f"{self.core_extractor.name}/{self.core_extractor.model}"
+            report.budget_selection = self.settings.budget_selection
+            report.budget_merge = self.settings.budget_merge
         documents = list(documents)
         passages = list(
             to_passages(documents, self.settings.chunk_tokens, self.settings.chunk_overlap)
@@ -177,6 +223,8 @@ class Indexer:
                 self._batch(ns, todo[i : i + self.batch_passages], report, bar)
         finally:
             bar.close()
+        if self.core_extractor is not None:
+            self._budget(ns, report, progress)
         if self.settings.synonym_threshold > 0:
             t = time.perf_counter()
             report.synonym_links = self.store.link_synonyms(
@@ -203,11 +251,123 @@ class Indexer:
             log.info("removed %d passages that changed documents no longer have", len(stale))
 
     def _meta(self) -> dict[str, Any]:
-        return {
+        meta: dict[str, Any] = {
             "extractor": self.extractor.name,
             "model": self.extractor.model,
             "extractor_version": self._graph_version(),
         }
+        if self.core_extractor is not None:
+            meta |= {
+                "llm_budget": self.settings.llm_budget,
+                "core_extractor": self.core_extractor.name,
+                "core_model": self.core_extractor.model,
+                "core_extractor_version": self.core_extractor.version,
+                "budget_selection": self.settings.budget_selection,
+                "budget_merge": self.settings.budget_merge,
+            }
+        return meta
+
+    # ------------------------------------------------------------------ budget mode
+
+    def _budget(self, ns: str, report: IngestReport, progress: bool) -> None:
+        """Choose the core passages (once, stored), then give each its LLM concepts."""
+        assert self.core_extractor is not None and self.settings.llm_budget is not None
+        t = time.perf_counter()
+        total, core = self.store.core_state(ns)
+        report.core_target = core_target(self.settings.llm_budget, total)
+        if len(core) < report.core_target:
+            scores = passage_scores(self.store, ns, self.settings.budget_selection)
+            chosen = choose(scores, core, report.core_target)
+            self.store.mark_core(ns, chosen)
+            report.core_selected = len(chosen)
+            log.info(
+                "LLM budget %g: %d more core passages by %s (%d of %d now)",
+                self.settings.llm_budget,
+                len(chosen),
+                self.settings.budget_selection,
+                len(core) + len(chosen),
+                total,
+            )
+        elif len(core) > report.core_target:
+            log.warning(
+                "namespace %r has %d core passages, more than the budget %g buys (%d): core "
+                "passages keep their LLM concepts; drop the namespace to rebuild with less",
+                ns,
+                len(core),
+                self.settings.llm_budget,
+                report.core_target,
+            )
+        report.core_passages = len(core) + report.core_selected
+        report.selection_s = time.perf_counter() - t
+        t = time.perf_counter()
+        pending = self.store.core_pending(ns)
+        bar = tqdm(
+            total=len(pending),
+            desc=f"LLM on core passages of {ns}",
+            unit="passage",
+            disable=not progress or not pending,
+        )
+        try:
+            for i in range(0, len(pending), self.batch_passages):
+                self._core_batch(ns, pending[i : i + self.batch_passages], report, bar)
+        finally:
+            bar.close()
+        report.core_s = time.perf_counter() - t
+
+    def _core_batch(
+        self, ns: str, batch: Sequence[Passage], report: IngestReport, bar: tqdm[Any]
+    ) -> None:
+        assert self.core_extractor is not None
+        t = time.perf_counter()
+        llm = extract_with_cache(
+            self.core_extractor, batch, self.cache, report.run_id, progress=bar
+        )
+        # The cheap extraction of these passages was made (and cached) by the first phase.
+        base = {
+            e.passage_id: e
+            for e in extract_with_cache(self.extractor, batch, self.cache, report.run_id)
+        }
+        report.extraction_s += time.perf_counter() - t
+        for e in llm:
+            if e.cached:
+                report.cached_input_tokens += e.input_tokens
+                report.cached_output_tokens += e.output_tokens
+            else:
+                report.input_tokens += e.input_tokens
+                report.output_tokens += e.output_tokens
+            report.core_extracted_cached += e.cached
+            report.core_extracted_fresh += not e.cached
+            report.warnings.extend(e.warnings)
+        known = self.store.concept_types(ns, [c.norm for e in llm for c in e.concepts])
+        merged = [
+            replace(
+                e,
+                concepts=merge_concepts(
+                    base[e.passage_id].concepts, e.concepts, self.settings.budget_merge, known
+                ),
+            )
+            for e in llm
+        ]
+        if self.settings.title_concepts:
+            titles = {p.id: p.title for p in batch}
+            merged = [with_title_concepts(e, titles[e.passage_id]) for e in merged]
+        t = time.perf_counter()
+        pvecs = self.embedder.embed([p.content for p in batch])
+        names = {c.key: c.name for e in merged for c in e.concepts}
+        keys = sorted(names)
+        cvecs = self.embedder.embed([names[k] for k in keys])
+        report.embedding_s += time.perf_counter() - t
+        t = time.perf_counter()
+        stats = self.store.replace_passages(
+            ns,
+            batch,
+            merged,
+            pvecs.tolist(),
+            dict(zip(keys, cvecs.tolist(), strict=True)),
+            self._meta(),
+        )
+        report.write_s += time.perf_counter() - t
+        report.core_merged += stats.passages
 
     def _warn_if_built_differently(self, ns: str) -> None:
         rows = self.store.read("namespace_version", namespace=ns)

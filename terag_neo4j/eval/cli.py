@@ -73,6 +73,40 @@ def register_cli(subparsers: Any) -> None:
         default="bench",
         help="namespaces are PREFIX_<dataset>_<extractor> (default bench)",
     )
+    s.add_argument(
+        "--budgets",
+        nargs="+",
+        type=float,
+        metavar="BETA",
+        help="instead of the methods: the budget-mode curve, R@2/R@5 against extraction tokens "
+        "for these budgets (e.g. 0 0.05 0.1 0.2 0.5 1); writes OUT/budget/",
+    )
+    s.add_argument(
+        "--budget-selection",
+        nargs="+",
+        choices=["pagerank", "degree", "knn_pagerank"],
+        default=["pagerank"],
+        help="selection rules of the curve (default pagerank)",
+    )
+    s.add_argument(
+        "--budget-merge",
+        nargs="+",
+        choices=["add", "replace"],
+        default=["add"],
+        help="merges of the curve (default add)",
+    )
+    s.add_argument(
+        "--budget-extractor",
+        choices=["recorded", "ollama"],
+        default="recorded",
+        help="the core passages' LLM: the recorded extractions (default) or Ollama's "
+        "TERAG_LLM_MODEL",
+    )
+    s.add_argument(
+        "--no-reference",
+        action="store_true",
+        help="curve without the plain LLM graph (the extractor on every passage)",
+    )
     s.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     s.set_defaults(func=cmd_bench)
     from terag_neo4j.eval.extraction_bench import register_cli as register_extraction
@@ -102,6 +136,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         raise FileNotFoundError("no dataset folders found (set TERAG_DATASETS)")
     for folder in folders:
         dataset = load_dataset(folder, limit=args.limit, max_passages=args.max_passages)
+        if args.budgets:
+            _budget_curve(args, settings, dataset)
+            continue
         extractors = args.extractor or (
             ["spacy", "recorded"] if dataset.recorded_extractions else ["spacy"]
         )
@@ -133,6 +170,38 @@ def cmd_bench(args: argparse.Namespace) -> int:
     for p in write_summary(args.out, plots=not args.no_plots):
         print(f"wrote {p}")
     return 0
+
+
+def _budget_curve(args: argparse.Namespace, settings: Any, dataset: Any) -> None:
+    from terag_neo4j.eval.budget_curve import (
+        CurveConfig,
+        curve_table,
+        run_budget_curve,
+        write_curve,
+    )
+
+    if args.budget_extractor == "recorded" and dataset.recorded_extractions is None:
+        raise ValueError(
+            f"{dataset.name} has no recorded_extractions.jsonl: use --budget-extractor ollama"
+        )
+    cfg = CurveConfig(
+        betas=args.budgets,
+        selections=args.budget_selection,
+        merges=args.budget_merge,
+        extractor=args.budget_extractor,
+        reference=not args.no_reference,
+        fresh=args.fresh,
+        namespace_prefix=args.namespace_prefix,
+        progress=not args.quiet,
+    )
+    print(
+        f"budget curve {dataset.name}: {len(dataset.documents)} passages, "
+        f"{len(dataset.questions)} questions, β {list(cfg.betas)}, core LLM {cfg.extractor}"
+    )
+    result = run_budget_curve(settings, dataset, cfg)
+    print(curve_table(result))
+    for p in write_curve(result, args.out, plots=not args.no_plots):
+        print(f"wrote {p}")
 
 
 def _needs_graph(args: argparse.Namespace) -> bool:

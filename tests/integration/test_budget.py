@@ -1,0 +1,155 @@
+"""Budget mode against the real Neo4j + GDS, with the recorded GPT-3.5 extractions as the LLM."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from terag_neo4j.budget import passage_scores, rank
+from terag_neo4j.client import TeragClient
+from terag_neo4j.config import Settings
+from terag_neo4j.documents import Document, to_passages
+from terag_neo4j.extraction import RecordedExtractor, SpacyExtractor, with_title_concepts
+from terag_neo4j.graph_store import GraphStoreError
+
+from .test_indexing import _consistency
+
+pytestmark = pytest.mark.integration
+FOLDER = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "musique_hipporag_train100"
+N, BETA = 40, 0.25
+CONSISTENT = dict.fromkeys(
+    ["bad_freq", "bad_cooc", "missing_cooc", "duplicate_pairs", "orphans"], 0
+)
+
+
+@pytest.fixture(scope="module")
+def docs() -> list[Document]:
+    if not FOLDER.is_dir():
+        pytest.skip("shared datasets absent")
+    lines = (FOLDER / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:N]
+    return [
+        Document(id=r["id"], title=r["title"], text=r["text"], is_passage=True)
+        for r in map(json.loads, lines)
+    ]
+
+
+def _client(settings: Settings, ns: str, **kw: object) -> TeragClient:
+    return TeragClient(
+        settings,
+        namespace=ns,
+        extractor="recorded",
+        recorded_extractions=FOLDER / "recorded_extractions.jsonl",
+        llm_budget=BETA,
+        **kw,
+    )
+
+
+def _concepts(client: TeragClient, ns: str) -> dict[str, set[str]]:
+    with client.store.session() as s:
+        rows = s.run(
+            "MATCH (p:Passage {namespace: $ns}) OPTIONAL MATCH (c:Concept)-[:HAS_PASSAGE]->(p) "
+            "RETURN p.id AS id, collect(c.key) AS keys",
+            ns=ns,
+        ).data()
+    return {r["id"]: set(r["keys"]) for r in rows}
+
+
+def test_budget_gives_llm_concepts_to_exactly_the_chosen_passages(
+    base_settings: Settings, namespace: str, docs: list[Document]
+) -> None:
+    target = math.ceil(BETA * N)
+    # The choice is made over the cheap graph: the same documents indexed with spaCy alone.
+    cheap_ns = f"{namespace}-cheap"
+    with TeragClient(base_settings, namespace=cheap_ns, extractor="spacy") as cheap:
+        cheap.index(docs, progress=False)
+        expected_core = set(rank(passage_scores(cheap.store, cheap_ns, "pagerank"))[:target])
+        cheap.drop(cheap_ns)
+
+    with _client(base_settings, namespace) as client:
+        report = client.index(docs, progress=False)
+        assert report.core_target == report.core_passages == report.core_merged == target
+        # recorded extractions cost what HippoRAG's NER prompt would have: only core passages pay
+        assert report.input_tokens > 150 * target and report.output_tokens > 0
+        assert report.input_per_passage == pytest.approx(
+            (report.input_tokens + report.cached_input_tokens) / N
+        )
+        total, core = client.store.core_state(namespace)
+        assert total == N and set(core) == expected_core and all(core.values())
+        assert _consistency(client, namespace) == CONSISTENT
+
+        by_id = {d.id: d for d in docs}
+        assert client.store.core_pending(namespace) == []  # nothing left to merge
+        spacy = SpacyExtractor()
+        recorded = RecordedExtractor(FOLDER / "recorded_extractions.jsonl")
+        all_passages = list(to_passages(docs, 256, 32))
+        cheap_keys = {
+            e.passage_id: {
+                c.key for c in with_title_concepts(e, by_id[e.passage_id].title).concepts
+            }
+            for e in spacy.extract(all_passages, "t")
+        }
+        llm_norms = {
+            e.passage_id: {c.norm for c in e.concepts} for e in recorded.extract(all_passages, "t")
+        }
+        graph = _concepts(client, namespace)
+        gained = 0
+        for pid, keys in graph.items():
+            norms = {k.split(":", 1)[1] for k in keys}
+            if pid in core:
+                # every LLM name is a concept of the core passage, next to spaCy's (add)
+                assert llm_norms[pid] <= norms, pid
+                assert cheap_keys[pid] <= keys, pid
+                gained += bool(keys - cheap_keys[pid])
+            else:
+                assert keys == cheap_keys[pid], pid  # the rest is the spaCy graph, untouched
+        assert gained >= target // 2
+
+        # Re-running the same budget changes nothing and pays nothing.
+        before = client.store.fingerprint(namespace)
+        again = client.index(docs, progress=False)
+        assert again.core_selected == again.core_merged == again.passages_new == 0
+        assert again.input_tokens == again.cached_input_tokens == 0
+        assert client.store.fingerprint(namespace) == before
+
+        # Deleting a core document removes it and its LLM concepts; the graph stays consistent.
+        gone = sorted(core)[0]
+        assert client.delete(gone) == 1
+        total, core_after = client.store.core_state(namespace)
+        assert total == N - 1 and set(core_after) == set(core) - {gone}
+        assert _consistency(client, namespace) == CONSISTENT
+
+        # Indexing it again tops the core up to the budget, reusing the cached LLM extraction.
+        back = client.index(docs, progress=False)
+        assert back.passages_new == 1 and back.core_selected == 1 and back.core_merged == 1
+        assert back.core_extracted_cached == 1 and back.core_extracted_fresh == 0
+        assert back.input_tokens == 0  # nothing paid again
+        assert len(client.store.core_state(namespace)[1]) == target
+        assert _consistency(client, namespace) == CONSISTENT
+
+
+def test_an_interrupted_budget_run_resumes_with_the_same_choice(
+    base_settings: Settings, namespace: str, docs: list[Document], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = math.ceil(BETA * N)
+    with _client(base_settings, namespace, budget_selection="degree") as client:
+        # Neo4j fails at the first merge of LLM concepts (after the choice was stored).
+        def down(*a: object, **k: object) -> None:
+            raise GraphStoreError("Neo4j went away")
+
+        monkeypatch.setattr(client.store, "replace_passages", down)
+        with pytest.raises(GraphStoreError):
+            client.index(docs, progress=False)
+        monkeypatch.undo()
+        _, chosen = client.store.core_state(namespace)
+        assert len(chosen) == target and not any(chosen.values())
+
+        report = client.index(docs, progress=False)
+        _, core = client.store.core_state(namespace)
+        assert set(core) == set(chosen) and all(core.values())
+        assert report.core_selected == 0 and report.core_merged == target
+        # the interrupted run's LLM extractions were cached: the resumed run pays nothing
+        assert report.core_extracted_cached == target and report.input_tokens == 0
+        assert _consistency(client, namespace) == CONSISTENT
