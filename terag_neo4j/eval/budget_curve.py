@@ -1,9 +1,10 @@
 """`terag bench --budgets ...`: the cost-quality curve of budget mode.
 
-For each selection rule, merge and budget β the dataset is indexed into its own namespace (spaCy
-for every passage, the LLM extractor for the ⌈β·N⌉ core passages; the extraction and embedding
-caches make the points after the first cheap), then every question is retrieved with the
-project's default configuration. Each point records R@2 / R@5 and the extraction tokens of the
+For each selection rule and merge the dataset is indexed into one namespace (spaCy for every
+passage), then the budgets are applied in increasing order, each topping the core up to ⌈β·N⌉
+passages chosen by the rule on the graph as it is then (the way raising `--llm-budget` on a live
+namespace works; a from-scratch index at β ranks on the pure spaCy graph instead), and after
+each every question is retrieved with the project's default configuration. Each point records R@2 / R@5 and the extraction tokens of the
 whole graph (the core passages' LLM extractions, as the cache holds them: server-reported for
 Ollama, the reference prompt in cl100k_base for recorded extractions), also per corpus passage.
 The plain LLM graph (the extractor on every passage, no spaCy) is measured beside it.
@@ -44,11 +45,10 @@ class CurveConfig:
     points: list[dict[str, Any]] = field(default_factory=list)
 
 
-def point_namespace(
-    dataset: Dataset, extractor: str, rule: str, merge: str, beta: float, prefix: str
-) -> str:
-    code = f"{extractor}_{_RULE_CODE[rule]}{merge[0]}{round(beta * 1000):04d}"
-    return namespace_for(dataset, code, prefix)
+def curve_namespace(dataset: Dataset, extractor: str, rule: str, merge: str, prefix: str) -> str:
+    """One namespace per rule and merge: its budgets are run in increasing order, each one
+    topping the core up (as raising `--llm-budget` on a live namespace does)."""
+    return namespace_for(dataset, f"{extractor}_budget_{_RULE_CODE[rule]}_{merge}", prefix)
 
 
 def run_budget_curve(settings: Settings, dataset: Dataset, cfg: CurveConfig) -> dict[str, Any]:
@@ -60,8 +60,9 @@ def run_budget_curve(settings: Settings, dataset: Dataset, cfg: CurveConfig) -> 
         to_passages(dataset.documents, runner.settings.chunk_tokens, runner.settings.chunk_overlap)
     )
     n = len(passages)
+    betas = sorted(set(cfg.betas))
     plan: list[tuple[str, str, float | None]] = [
-        (rule, merge, beta) for rule in cfg.selections for merge in cfg.merges for beta in cfg.betas
+        (rule, merge, beta) for rule in cfg.selections for merge in cfg.merges for beta in betas
     ]
     if cfg.reference:
         plan.append(("-", "-", None))
@@ -71,10 +72,10 @@ def run_budget_curve(settings: Settings, dataset: Dataset, cfg: CurveConfig) -> 
         if beta is None:
             ns = namespace_for(dataset, cfg.extractor, cfg.namespace_prefix)
         else:
-            ns = point_namespace(dataset, cfg.extractor, rule, merge, beta, cfg.namespace_prefix)
+            ns = curve_namespace(dataset, cfg.extractor, rule, merge, cfg.namespace_prefix)
             over |= {"llm_budget": beta, "budget_selection": rule, "budget_merge": merge}
         with TeragClient(runner.settings, namespace=ns, **over) as client:
-            if cfg.fresh:
+            if cfg.fresh and (beta is None or beta == betas[0]):
                 with contextlib.suppress(NamespaceNotFound):
                     client.drop(ns)
             t = time.perf_counter()

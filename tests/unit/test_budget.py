@@ -34,7 +34,7 @@ def test_core_target_is_the_ceiling_of_beta_n(beta: float, n: int, want: int) ->
 
 
 def test_core_target_refuses_a_budget_outside_0_1() -> None:
-    with pytest.raises(ValueError, match="0..1"):
+    with pytest.raises(ValueError, match=r"0\.\.1"):
         core_target(1.5, 10)
 
 
