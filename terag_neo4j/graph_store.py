@@ -243,6 +243,22 @@ def _pair_deltas(concept_lists: Sequence[Sequence[str]], sign: int) -> list[dict
     ]
 
 
+def _pairs(uids: set[str]) -> Counter[tuple[str, str]]:
+    return Counter(combinations(sorted(uids), 2))
+
+
+def _concept_row(uid: str, c: Concept, vectors: dict[str, Sequence[float]]) -> dict[str, Any]:
+    return {
+        "uid": uid,
+        "key": c.key,
+        "type": c.type,
+        "norm": c.norm,
+        "name": c.name,
+        "kind": "entity" if c.is_entity else "concept",
+        "embedding": list(map(float, vectors[c.key])),
+    }
+
+
 def _apply_pair_deltas(
     tx: ManagedTransaction,
     rows: Sequence[dict[str, Any]],
@@ -424,18 +440,18 @@ class GraphStore:
         namespace: str,
         passages: Sequence[Passage],
         extractions: Sequence[Extraction],
-        passage_vectors: Sequence[Sequence[float]],
         concept_vectors: dict[str, Sequence[float]],
         meta: dict[str, Any] | None = None,
     ) -> WriteStats:
         """Give passages new concepts (budget mode's merged extractions) in ONE transaction.
 
-        Each passage is removed with its concept links, counts and co-occurrences, then written
-        again by the same path as a new passage, and marked as a merged core passage; a passage
-        already marked merged, or gone meanwhile, is left alone, so a rerun changes nothing.
+        Only the difference is written: links of concepts a passage loses go, links of concepts
+        it gains are made (creating concepts new to the graph), and co-occurrence counts change
+        by the pairs gained or lost, so adding a few LLM names to a passage costs those pairs,
+        not the passage's whole square. The passage is marked merged; one already marked, or
+        gone meanwhile, is left alone, so a rerun changes nothing.
         """
         by_id = {e.passage_id: e for e in extractions}
-        vec_by_id = {p.id: v for p, v in zip(passages, passage_vectors, strict=True)}
 
         def work(tx: ManagedTransaction) -> WriteStats:
             stats = WriteStats()
@@ -446,9 +462,58 @@ class GraphStore:
             if not todo:
                 return stats
             todo_uids = [passage_uid(namespace, p.id) for p in todo]
-            stats.deleted_passages = _delete_passages_tx(tx, todo_uids)
-            self._write_new_tx(tx, namespace, todo, by_id, vec_by_id, concept_vectors, stats)
+            old = {
+                r["passage"]: set(r["concepts"])
+                for r in tx.run(load_cypher("passage_concepts"), uids=todo_uids)
+            }
+            concept_rows: dict[str, dict[str, Any]] = {}
+            gained: list[dict[str, Any]] = []
+            lost: list[dict[str, Any]] = []
+            counts: list[dict[str, Any]] = []
+            pair_delta: Counter[tuple[str, str]] = Counter()
+            for p, pu in zip(todo, todo_uids, strict=True):
+                new: set[str] = set()
+                for c in by_id[p.id].concepts:
+                    cu = concept_uid(namespace, c)
+                    new.add(cu)
+                    concept_rows.setdefault(cu, _concept_row(cu, c, concept_vectors))
+                before = old.get(pu, set())
+                gained.append({"passage": pu, "concepts": sorted(new - before)})
+                lost.append({"passage": pu, "concepts": sorted(before - new)})
+                counts.append({"passage": pu, "count": len(new)})
+                pair_delta.update(_pairs(new) - _pairs(before))
+                pair_delta.subtract(_pairs(before) - _pairs(new))
+            gained_uids = {c for g in gained for c in g["concepts"]}
+            wanted = [cu for cu in concept_rows if cu in gained_uids]
+            existing: set[str] = set()
+            for chunk in _chunks(wanted, self.write_batch * 5):
+                existing.update(
+                    r["uid"] for r in tx.run(load_cypher("existing_concepts"), uids=list(chunk))
+                )
+            created = frozenset(wanted) - existing
+            crow = [concept_rows[cu] for cu in wanted if cu in created]
+            for rows in _chunks(crow, self.write_batch):
+                tx.run(load_cypher("upsert_concepts"), rows=rows, namespace=namespace).consume()
+            for rows in _chunks(lost, self.write_batch):
+                tx.run(load_cypher("unlink_passages"), rows=rows).consume()
+            for rows in _chunks(gained, self.write_batch):
+                tx.run(load_cypher("link_passages"), rows=rows).consume()
+            pairs = [
+                {"a": a, "b": b, "pair": pair_key(a, b), "delta": d}
+                for (a, b), d in pair_delta.items()
+                if d
+            ]
+            _apply_pair_deltas(tx, pairs, self.write_batch * 5, created)
+            touched = sorted(gained_uids | {c for x in lost for c in x["concepts"]})
+            for chunk in _chunks(touched, self.write_batch * 5):
+                tx.run(load_cypher("update_frequency"), uids=list(chunk)).consume()
+            for rows in _chunks(counts, self.write_batch):
+                tx.run(load_cypher("set_concept_count"), rows=rows).consume()
             tx.run(load_cypher("mark_core"), uids=todo_uids, merged=True).consume()
+            stats.passages = len(todo)
+            stats.concepts_touched = len(touched)
+            stats.has_passage = sum(len(g["concepts"]) for g in gained)
+            stats.cooccurrence_rows = len(pairs)
             _bump_version_tx(tx, namespace, meta)
             return stats
 
@@ -473,15 +538,7 @@ class GraphStore:
                 cu = concept_uid(namespace, c)
                 cuids.append(cu)
                 if cu not in concept_rows:
-                    concept_rows[cu] = {
-                        "uid": cu,
-                        "key": c.key,
-                        "type": c.type,
-                        "norm": c.norm,
-                        "name": c.name,
-                        "kind": "entity" if c.is_entity else "concept",
-                        "embedding": list(map(float, concept_vectors[c.key])),
-                    }
+                    concept_rows[cu] = _concept_row(cu, c, concept_vectors)
             links.append({"passage": passage_uid(namespace, p.id), "concepts": cuids})
         prow = [
             {

@@ -352,19 +352,13 @@ class Indexer:
             titles = {p.id: p.title for p in batch}
             merged = [with_title_concepts(e, titles[e.passage_id]) for e in merged]
         t = time.perf_counter()
-        pvecs = self.embedder.embed([p.content for p in batch])
         names = {c.key: c.name for e in merged for c in e.concepts}
         keys = sorted(names)
         cvecs = self.embedder.embed([names[k] for k in keys])
         report.embedding_s += time.perf_counter() - t
         t = time.perf_counter()
         stats = self.store.replace_passages(
-            ns,
-            batch,
-            merged,
-            pvecs.tolist(),
-            dict(zip(keys, cvecs.tolist(), strict=True)),
-            self._meta(),
+            ns, batch, merged, dict(zip(keys, cvecs.tolist(), strict=True)), self._meta()
         )
         report.write_s += time.perf_counter() - t
         report.core_merged += stats.passages
