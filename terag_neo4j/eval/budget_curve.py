@@ -218,14 +218,18 @@ def plot_curve(result: dict[str, Any], path: Path) -> Path:
 def write_curve(result: dict[str, Any], out_dir: Path, plots: bool = True) -> list[Path]:
     from terag_neo4j.eval.report import write_json
 
-    stem = f"{result['dataset']['name']}_budget_{result['extractor']}"
+    d = result["dataset"]
+    stem = f"{d['name']}_budget_{result['extractor']}"
+    if d["subset"]:
+        stem += f"_{d['passages']}p_{d['questions']}q"
     if result["extractor"] == "ollama":
         stem += f"_{result['model'].replace(':', '-')}"
     written = [write_json(result, out_dir / "budget" / f"{stem}.json")]
     md = out_dir / "budget" / f"{stem}.md"
     md.write_text(
         f"# Budget curve: {result['dataset']['name']}\n\n"
-        f"{result['dataset']['passages']} passages, {result['dataset']['questions']} questions, "
+        f"{d['passages']} passages{' (cut down, gold passages kept)' if d['subset'] else ''}, "
+        f"{d['questions']} questions, "
         f"default retrieval, top {result['top_k']}; core LLM: {result['model']}; tokens: "
         f"{result['tokens_rule']}.\n\n{curve_table(result)}\n",
         encoding="utf-8",
