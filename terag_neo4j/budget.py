@@ -16,19 +16,19 @@ from __future__ import annotations
 
 import logging
 import math
-import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
+from terag_neo4j import gds
+from terag_neo4j.config import Settings
 from terag_neo4j.extraction import TITLE, Concept, dedupe
-from terag_neo4j.graph_store import GraphStore, load_cypher
+from terag_neo4j.graph_store import GraphStore
 
 log = logging.getLogger(__name__)
 
 Selection = Literal["pagerank", "degree", "knn_pagerank"]
 Merge = Literal["add", "replace"]
 SELECTIONS: tuple[Selection, ...] = ("pagerank", "degree", "knn_pagerank")
-KNN_TOP_K = 10
 
 
 def core_target(beta: float, passages: int) -> int:
@@ -84,37 +84,10 @@ def merge_concepts(
     return dedupe((*base, *mapped))
 
 
-def passage_scores(store: GraphStore, namespace: str, rule: Selection) -> dict[str, float]:
-    """Every passage's score under `rule`, computed in GDS over the namespace as it is now.
-
-    pagerank: global PageRank over the undirected passage-concept graph (HAS_PASSAGE, all
-    concept types): a passage scores high when its concepts are shared with many passages that
-    are central themselves. degree: the passage's number of concepts. knn_pagerank: PageRank
-    over a 10-nearest-neighbour graph of the passages' vectors, as KET-RAG picks core chunks.
-    """
+def passage_scores(
+    store: GraphStore, settings: Settings, namespace: str, rule: Selection
+) -> dict[str, float]:
+    """Every passage's score under `rule` (see `gds.core_scores`), computed in GDS."""
     if rule not in SELECTIONS:
         raise ValueError(f"unknown budget selection {rule!r}; choose from {list(SELECTIONS)}")
-    graph = f"terag_budget_{namespace}_{uuid.uuid4().hex[:8]}"
-    try:
-        with store.session() as s:
-            if rule == "knn_pagerank":
-                s.run(
-                    load_cypher("budget_knn"), namespace=namespace, graph=graph, top_k=KNN_TOP_K
-                ).consume()
-            else:
-                s.run(
-                    load_cypher("project_undirected"),
-                    namespace=namespace,
-                    graph=graph,
-                    skip_types=[],
-                    rel_types=["HAS_PASSAGE"],
-                ).consume()
-            if rule == "degree":
-                rows = s.run(load_cypher("budget_degree"), graph=graph).data()
-            else:
-                weight = "similarity" if rule == "knn_pagerank" else None
-                rows = s.run(load_cypher("budget_pagerank"), graph=graph, weight=weight).data()
-    finally:
-        with store.session() as s:
-            s.run(load_cypher("gds_drop"), graph=graph).consume()
-    return {r["id"]: float(r["score"]) for r in rows}
+    return gds.core_scores(store, settings, namespace, rule)

@@ -1,5 +1,5 @@
 """Graph Data Science: a namespace's in-memory projection (its name, building it once, dropping
-it) and personalised PageRank on it.
+it) and personalised PageRank on it; the passage rankings of budget mode.
 
 Every call goes through `GraphStore`, so GDS calls get the same retries and the same
 `Neo4jUnavailable` / `GraphStoreError` translation as every other query.
@@ -11,6 +11,7 @@ import logging
 import re
 import threading
 import time
+import uuid
 from typing import Any
 
 from neo4j.exceptions import ClientError
@@ -201,3 +202,42 @@ def pagerank_stats(
         tolerance=settings.tolerance,
     )
     return rows[0] if rows else None
+
+
+# Budget mode ranks passages over the whole cheap graph: every concept type, HAS_PASSAGE only,
+# readable both ways (a passage's rank flows from the concepts it shares).
+_CORE_WALK = {
+    "orientation": "undirected",
+    "walk_titles": True,
+    "walk_noun_chunks": True,
+    "walk_cooccurrence": False,
+    "walk_synonyms": False,
+}
+CORE_KNN_TOP_K = 10
+
+
+def core_scores(
+    store: GraphStore, settings: Settings, namespace: str, rule: str
+) -> dict[str, float]:
+    """Every passage's score under budget mode's selection `rule`, over the namespace as it is.
+
+    pagerank: global PageRank over the passage-concept graph (a passage scores high when its
+    concepts are shared with many passages that are central themselves); degree: the passage's
+    number of concepts; knn_pagerank: PageRank over a `CORE_KNN_TOP_K`-nearest-neighbour graph
+    of the passage vectors weighted by cosine, as KET-RAG picks its core chunks. The projection
+    is temporary (its name is never a retrieval projection's) and dropped afterwards.
+    """
+    graph = f"terag_core_{namespace}_{uuid.uuid4().hex[:8]}"
+    try:
+        if rule == "knn_pagerank":
+            store.execute("budget_knn", namespace=namespace, graph=graph, top_k=CORE_KNN_TOP_K)
+        else:
+            project(store, settings.with_overrides(**_CORE_WALK), namespace, graph)
+        if rule == "degree":
+            rows = store.execute("budget_degree", graph=graph)
+        else:
+            weight = "similarity" if rule == "knn_pagerank" else None
+            rows = store.execute("budget_pagerank", graph=graph, weight=weight)
+    finally:
+        drop(store, graph)
+    return {r["id"]: float(r["score"]) for r in rows}

@@ -276,7 +276,7 @@ class Indexer:
         total, core = self.store.core_state(ns)
         report.core_target = core_target(self.settings.llm_budget, total)
         if len(core) < report.core_target:
-            scores = passage_scores(self.store, ns, self.settings.budget_selection)
+            scores = passage_scores(self.store, self.settings, ns, self.settings.budget_selection)
             chosen = choose(scores, core, report.core_target)
             self.store.mark_core(ns, chosen)
             report.core_selected = len(chosen)

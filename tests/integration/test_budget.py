@@ -65,7 +65,9 @@ def test_budget_gives_llm_concepts_to_exactly_the_chosen_passages(
     cheap_ns = f"{namespace}-cheap"
     with TeragClient(base_settings, namespace=cheap_ns, extractor="spacy") as cheap:
         cheap.index(docs, progress=False)
-        expected_core = set(rank(passage_scores(cheap.store, cheap_ns, "pagerank"))[:target])
+        expected_core = set(
+            rank(passage_scores(cheap.store, cheap.settings, cheap_ns, "pagerank"))[:target]
+        )
         cheap.drop(cheap_ns)
 
     with _client(base_settings, namespace) as client:
