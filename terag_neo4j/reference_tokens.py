@@ -38,16 +38,18 @@ class _Encoding(Protocol):
 
 @cache
 def _encoding() -> _Encoding:
-    try:
-        import bpe_openai
-    except ImportError as e:
-        raise RuntimeError(
-            "counting the recorded extractions' tokens needs the bpe-openai package "
-            "(`pip install -c constraints.txt -e '.[eval]'`)"
-        ) from e
-    with warnings.catch_warnings():  # its loader uses a deprecated importlib.resources call
+    # The package reads its vocabulary through a deprecated importlib.resources call on import.
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            import bpe_openai
+        except ImportError as e:
+            raise RuntimeError(
+                "counting the recorded extractions' tokens needs the bpe-openai package "
+                "(`pip install -c constraints.txt -e '.[eval]'`)"
+            ) from e
         enc: _Encoding = bpe_openai.get_encoding(TOKENIZER)
+        enc.encode("warm")
     return enc
 
 
