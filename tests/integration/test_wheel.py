@@ -113,3 +113,18 @@ def test_wheel_cli_starts_indexes_and_retrieves_outside_the_checkout(
     assert res["mode"] == "pagerank", res["fallback_reason"]
     assert [m["name"] for m in res["matches"]] == ["Beetle"]
     assert any(p["doc_id"].endswith("beetle.md") for p in res["passages"])
+
+
+def test_wheel_carries_the_llama_cpp_headers_for_the_ollama_build(
+    wheel_venv: Path, tmp_path: Path
+) -> None:
+    # The Ollama build hands these to cgo; a wheel without them could only build from a checkout.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    check = (
+        "import hashlib; from terag_neo4j.server import ollama, versions; "
+        "print(ollama.VENDOR_HEADERS); "
+        "print(all(hashlib.sha256((ollama.VENDOR_HEADERS / n).read_bytes()).hexdigest() == d "
+        "for n, d in versions.LLAMA_CPP_VENDOR_SHA256.items()))"
+    )
+    where, ok = run([str(wheel_venv / "bin" / "python"), "-c", check], tmp_path, env).split()
+    assert Path(where).is_relative_to(wheel_venv) and ok == "True"
