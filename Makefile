@@ -23,12 +23,13 @@ NOT_ON_CPU := ^(triton|nvidia-cusolver|nvidia-nvtx|nvidia-cuda-cccl|cuda-binding
 .PHONY: setup system-deps prepare demo test unit lint bench bench-eval clean-venv
 
 # constraints.txt is the complete, tested set, so it is installed as it stands (--no-deps, no
-# resolver), in four pip processes at once: pip downloads one file at a time, and the GBs of
-# torch and the CUDA libraries come down faster side by side.
+# resolver), by nine pip processes at once: pip fetches one file after another, so a hundred
+# small wheels wait on round trips and the GBs of torch and CUDA on one connection.
+PARTS := base1 base2 base3 base4 base5 base6 torch cuda1 cuda2
 setup:
-	@$(MAKE) --no-print-directory -j4 $(STAMP)
+	@$(MAKE) --no-print-directory -j10 $(STAMP)
 
-$(STAMP): $(PART)base $(PART)torch $(PART)cuda1 $(PART)cuda2
+$(STAMP): $(PART)self $(addprefix $(PART),torch cuda1 cuda2)
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 
@@ -38,24 +39,24 @@ $(VENV)/.lock-$(HASH): pyproject.toml constraints.txt
 	@rm -f $(VENV)/.lock-* $(VENV)/.part-*
 	@mkdir -p $(LOCK)
 	@grep -vE '^(#|$$)' constraints.txt | grep -vE '$(NOT_ON_CPU)' > $(LOCK)/all.txt
-	@grep -vE '^(torch|nvidia-)' $(LOCK)/all.txt > $(LOCK)/base.txt
+	@for i in 1 2 3 4 5 6; do grep -vE '^(torch|nvidia-)' $(LOCK)/all.txt \
+	   | awk -v i=$$i 'NR % 6 == i % 6' > $(LOCK)/base$$i.txt; done
 	@grep -E '^torch==' $(LOCK)/all.txt > $(LOCK)/torch.txt
 	@grep -E '^nvidia-' $(LOCK)/all.txt | awk 'NR % 2 == 1' > $(LOCK)/cuda1.txt
 	@grep -E '^nvidia-' $(LOCK)/all.txt | awk 'NR % 2 == 0' > $(LOCK)/cuda2.txt
 	@touch $@
 
-# base: everything but torch and CUDA, and the package itself; enough to start Neo4j and Ollama.
-$(PART)base: $(VENV)/.lock-$(HASH)
-	$(BIN)/python -m pip install -q --no-deps -r $(LOCK)/base.txt
-	$(BIN)/python -m pip install -q --no-deps -e .
-	@touch $@
-
-$(PART)%: $(VENV)/.lock-$(HASH)
+$(addprefix $(PART),$(PARTS)): $(PART)%: $(VENV)/.lock-$(HASH)
 	$(BIN)/python -m pip install -q --no-deps -r $(LOCK)/$*.txt
 	@touch $@
 
+# The package itself on top of everything but torch and CUDA: enough to start Neo4j and Ollama.
+$(PART)self: $(addprefix $(PART),base1 base2 base3 base4 base5 base6)
+	$(BIN)/python -m pip install -q --no-deps -e .
+	@touch $@
+
 # Neo4j's provisioning and first start, and the Ollama build, run while torch downloads.
-prepare: $(PART)base
+prepare: $(PART)self
 	$(BIN)/terag demo --prepare
 
 # Debian packages the tests use: Chromium drives Neo4j Browser; Maven provisions the Neo4j jars.
@@ -72,11 +73,11 @@ system-deps:
 	 elif [ -n "$$missing" ]; then echo "not installed (needs root):$$missing"; fi
 
 demo:
-	@$(MAKE) --no-print-directory -j5 $(STAMP) prepare
+	@$(MAKE) --no-print-directory -j11 $(STAMP) prepare
 	$(BIN)/terag demo --answer
 
 test: system-deps
-	@$(MAKE) --no-print-directory -j5 $(STAMP) prepare
+	@$(MAKE) --no-print-directory -j11 $(STAMP) prepare
 	$(BIN)/python -m pytest
 
 unit: setup
