@@ -281,6 +281,23 @@ def test_write_mutate_stats_and_estimate_forms(
         assert (estimate["nodeCount"], estimate["relationshipCount"]) == (len(NODES), len(EDGES))
         assert 0 < estimate["bytesMin"] <= estimate["bytesMax"]
         assert "Bytes" in estimate["requiredMemory"] or "KiB" in estimate["requiredMemory"]
+        # ... and of the write and mutate forms, which size their result buffers too
+        for mode, extra in (("write", "writeProperty: 'x'"), ("mutate", "mutateProperty: 'y'")):
+            est = s.run(
+                f"CALL gds.pageRank.{mode}.estimate($g, {{dampingFactor: $d, {extra}}}) "
+                "YIELD nodeCount, relationshipCount, bytesMin, bytesMax "
+                "RETURN nodeCount, relationshipCount, bytesMin, bytesMax",
+                g=graph,
+                d=DAMPING,
+            ).single(strict=True)
+            assert (est["nodeCount"], est["relationshipCount"]) == (len(NODES), len(EDGES))
+            assert 0 < est["bytesMin"] <= est["bytesMax"]
+        # a projection estimated before it is made (the memory check `terag` could run first)
+        projected = s.run(
+            "CALL gds.graph.project.estimate('*', '*') YIELD requiredMemory, bytesMin "
+            "RETURN requiredMemory, bytesMin"
+        ).single(strict=True)
+        assert projected["bytesMin"] > 0 and projected["requiredMemory"]
 
         # the catalogue: the graph with the mutated property, its size, then gone after drop
         listed = s.run(
