@@ -243,6 +243,10 @@ class OllamaLLM:
             self.host, exc, state.attempt_number, self.attempts,
         )  # fmt: skip
 
+    def request_options(self, max_tokens: int | None = None) -> dict[str, Any]:
+        """The Ollama options a call with this `max_tokens` sends (caches key answers on them)."""
+        return self._options(max_tokens)
+
     def _options(self, max_tokens: int | None) -> dict[str, Any]:
         return {
             "temperature": self.settings.llm_temperature,

@@ -439,7 +439,10 @@ class Retriever:
             raise RetrievalError("answering needs an LLM (Ollama); none is configured")
         res = self.retrieve(query, top_k=top_k, namespace=namespace, run_id=run_id)
         comp = self.llm.complete(
-            reader_messages(query, res.passages), stage=Stage.ANSWER, run_id=run_id
+            reader_messages(query, res.passages),
+            stage=Stage.ANSWER,
+            run_id=run_id,
+            max_tokens=READER_MAX_TOKENS,
         )
         return AnswerResult(comp.text.strip(), res, comp.input_tokens, comp.output_tokens)
 
@@ -466,6 +469,8 @@ def rrf_fuse(
 READER_SYSTEM = (
     "Answer the question from the passages. Reply with the answer only: a few words, no sentence."
 )
+# EM/F1 expect a few words; the cap also stops a small model that rambles from costing minutes.
+READER_MAX_TOKENS = 32
 
 
 def reader_messages(query: str, passages: Sequence[RetrievedPassage]) -> list[Message]:

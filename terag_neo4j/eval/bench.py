@@ -26,7 +26,7 @@ from terag_neo4j.config import PAPER_PRESET, Settings
 from terag_neo4j.documents import Document, to_passages
 from terag_neo4j.eval.baselines import BM25Baseline, DenseBaseline
 from terag_neo4j.eval.datasets import Dataset, Question, namespace_for
-from terag_neo4j.eval.metrics import best_over_aliases, mean, percentile, recall_at_k
+from terag_neo4j.eval.metrics import mean, percentile, recall_at_k
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +91,7 @@ class BenchConfig:
     methods: list[str] = field(default_factory=lambda: list(DEFAULT_METHODS))
     answers: bool = False
     answer_methods: list[str] | None = None  # default: the first TERAG method
+    answer_budget_s: float | None = None  # stop starting reader questions after this long
     fresh: bool = False  # drop the bench namespaces first (measures indexing from scratch)
     namespace_prefix: str = "bench"
     progress: bool = True
@@ -398,11 +399,18 @@ class BenchRunner:
         """EM/F1 of the reader LLM over each chosen method's own top-k passages.
 
         The reader prompt is `client.answer`'s (`reader_messages`), sent through the project's
-        `OllamaLLM` with its token ledger; the passages are those each method already retrieved,
-        so retrieval is not repeated and every method is read by the same reader.
+        `OllamaLLM`; the passages are those each method already retrieved, so retrieval is not
+        repeated and every method is read by the same reader with the same prompt and top-k.
+        Calls are cached in TERAG_HOME (`eval.answers`): a rerun only pays for new calls, and
+        `answer_budget_s` ends a run in time with every method answered on the same questions.
         """
-        from terag_neo4j.llm import LLMError, OllamaLLM, Stage, TokenLedger
-        from terag_neo4j.retrieval import RetrievedPassage, reader_messages
+        from terag_neo4j.eval.answers import (
+            ANSWER_CACHE_FILE,
+            AnswerCache,
+            CachedReader,
+            answer_methods,
+        )
+        from terag_neo4j.llm import LLMError, OllamaLLM
 
         wanted = self.config.answer_methods or [
             next((m for m in self.methods if m.startswith("terag-")), next(iter(self.methods), ""))
@@ -410,58 +418,46 @@ class BenchRunner:
         missing = [m for m in wanted if m not in self.methods]
         if missing:
             self.notes.append(f"answers: methods {missing} did not run; not answered")
-        ledger = TokenLedger()
-        llm = OllamaLLM(self.settings, ledger)
+        llm = OllamaLLM(self.settings)
         try:
             llm.check_model()
         except LLMError as e:
+            llm.close()
             msg = f"answers skipped: Ollama is unreachable or lacks the model ({e})"
             log.warning("%s", msg)
             self.answers = {"skipped": msg}
             return
-        results: dict[str, Any] = {}
+        cache = AnswerCache(self.settings.home / ANSWER_CACHE_FILE)
         try:
-            for name in [m for m in wanted if m in self.methods]:
-                run_id = f"bench-answer-{name}"
-                per_q: list[dict[str, Any]] = []
-                for q, qr in zip(self.dataset.questions, self.methods[name].questions, strict=True):
-                    passages = [
-                        RetrievedPassage(d.id, d.id, d.title, d.text, 0.0)
-                        for d in (self.docs_by_id[i] for i in qr.retrieved)
-                    ]
-                    comp = llm.complete(
-                        reader_messages(q.question, passages), stage=Stage.ANSWER, run_id=run_id
-                    )
-                    em, f1 = best_over_aliases(comp.text.strip(), q.answers)
-                    per_q.append(
-                        {
-                            "id": q.id,
-                            "prediction": comp.text.strip(),
-                            "em": em,
-                            "f1": round(f1, 6),
-                            "tokens": [comp.input_tokens, comp.output_tokens],
-                        }
-                    )
-                tot = ledger.totals(Stage.ANSWER, run_id)
-                n = len(per_q)
-                results[name] = {
-                    "em": round(mean([p["em"] for p in per_q]), 6),
-                    "f1": round(mean([p["f1"] for p in per_q]), 6),
-                    "tokens": {
-                        "input": tot.input_tokens,
-                        "output": tot.output_tokens,
-                        "input_per_query": round(tot.input_tokens / n, 2) if n else 0.0,
-                        "output_per_query": round(tot.output_tokens / n, 2) if n else 0.0,
-                    },
-                    "model": self.settings.llm_model,
-                    "per_question": per_q,
-                }
-                log.info(
-                    "answers %s: EM %.3f F1 %.3f", name, results[name]["em"], results[name]["f1"]
-                )
+            retrieved = {
+                m: [qr.retrieved for qr in self.methods[m].questions]
+                for m in wanted
+                if m in self.methods
+            }
+            self.answers = answer_methods(
+                CachedReader(llm, cache),
+                self.dataset.questions,
+                retrieved,
+                self.docs_by_id,
+                budget_s=self.config.answer_budget_s,
+            )
         finally:
+            cache.close()
             llm.close()
-        self.answers = {"methods": results}
+        for name, a in self.answers["methods"].items():
+            log.info(
+                "answers %s: EM %.3f F1 %.3f on %d questions",
+                name,
+                a["em"],
+                a["f1"],
+                a["questions"],
+            )
+        if not self.answers["complete"]:
+            self.notes.append(
+                f"answers: {self.answers['questions_answered']} of "
+                f"{self.answers['questions_total']} questions answered (time budget); "
+                "rerun the same command to continue from the answer cache"
+            )
 
     # ------------------------------------------------------------------ all of it
 

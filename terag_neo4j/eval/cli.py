@@ -53,6 +53,12 @@ def register_cli(subparsers: Any) -> None:
         help="methods whose passages the reader answers from (default: the first TERAG method)",
     )
     s.add_argument(
+        "--answer-budget-s",
+        type=float,
+        metavar="SECONDS",
+        help="stop starting reader questions after SECONDS (answers are cached: rerun to go on)",
+    )
+    s.add_argument(
         "--methods",
         nargs="+",
         choices=METHOD_CHOICES,
@@ -154,6 +160,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             methods=list(args.methods),
             answers=args.answers,
             answer_methods=args.answer_methods,
+            answer_budget_s=args.answer_budget_s,
             fresh=args.fresh,
             namespace_prefix=args.namespace_prefix,
             progress=not args.quiet,

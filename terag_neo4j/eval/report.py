@@ -109,12 +109,22 @@ def answers_table(result: dict[str, Any]) -> str | None:
         return None
     if "skipped" in ans:
         return f"Answers: {ans['skipped']}"
-    rows = ["| method | EM | F1 | reader tok in/out per q |", "|---|---:|---:|---:|"]
+    rows = [
+        "| method | questions | EM | F1 | reader tok in/out per q |",
+        "|---|---:|---:|---:|---:|",
+    ]
     for m, a in ans.get("methods", {}).items():
         t = a["tokens"]
         rows.append(
-            f"| {m} | {_pct(a['em'])} | {_pct(a['f1'])} | "
+            f"| {m} | {a.get('questions', '')} | {_pct(a['em'])} | {_pct(a['f1'])} | "
             f"{t['input_per_query']:.1f}/{t['output_per_query']:.1f} |"
+        )
+    if "questions_answered" in ans:
+        rows.append("")
+        rows.append(
+            f"Reader {ans['model']}: {ans['questions_answered']} of {ans['questions_total']} "
+            f"questions answered by every method; {ans['calls_fresh']} new calls "
+            f"({ans['seconds_per_fresh_call']:.1f} s each), {ans['calls_cached']} from the cache."
         )
     return "\n".join(rows)
 
