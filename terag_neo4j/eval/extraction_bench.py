@@ -34,14 +34,10 @@ from terag_neo4j.eval.datasets import RECORDED_FILE, load_dataset
 from terag_neo4j.extraction import (
     Concept,
     SpacyExtractor,
-    batch_messages,
-    compact_messages,
     grounded,
     normalize_name,
-    parse_batch,
-    parse_lines,
-    passage_messages,
 )
+from terag_neo4j.extraction.prompts import PASSAGE_PROMPTS
 from terag_neo4j.llm import OllamaLLM, Stage
 
 log = logging.getLogger(__name__)
@@ -191,10 +187,8 @@ def run_ollama(
     try:
         llm.check_model()
         groups = [list(passages[i : i + batch]) for i in range(0, len(passages), batch)]
-        if prompt == "compact":
-            prompts = [compact_messages(g) for g in groups]
-        else:
-            prompts = [passage_messages(g[0]) if len(g) == 1 else batch_messages(g) for g in groups]
+        spec = PASSAGE_PROMPTS[prompt]
+        prompts = [spec.messages(g) for g in groups]
         cap = settings.llm_max_tokens
         started = time.perf_counter()
         completions = llm.map(
@@ -209,11 +203,7 @@ def run_ollama(
     samples: list[dict[str, Any]] = []
     for group, comp in zip(groups, completions, strict=True):
         truncated = comp.done_reason == "length"
-        parsed = (
-            [parse_lines(comp.text, truncated)]
-            if len(group) == 1
-            else parse_batch(comp.text, len(group), truncated)
-        )
+        parsed = spec.parse(comp.text, len(group), truncated)
         missing += sum(1 for cs in parsed if cs is None)
         raw.extend(cs or () for cs in parsed)
         if len(samples) < 3:
@@ -303,9 +293,10 @@ def register_cli(subparsers: Any) -> None:
         "-p",
         "--prompt",
         nargs="+",
-        choices=["v2", "compact"],
+        choices=list(PASSAGE_PROMPTS),
         default=["v2"],
-        help="v2: the index's prompt; compact: type codes, one example, names grouped by type",
+        help="v2: the index's default prompt; compact: type codes, names grouped by type; "
+        "lean: untyped names, one `n: name; name` line per passage",
     )
     s.add_argument("--passages", type=int, default=200, help="sample size for spaCy (200)")
     s.add_argument(

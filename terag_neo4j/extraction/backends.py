@@ -32,7 +32,10 @@ def make_extractor(
     backend = backend or settings.extractor
     if backend == "ollama":
         return OllamaExtractor(
-            llm or OllamaLLM(settings), settings.extraction_batch, settings.extraction_grounded
+            llm or OllamaLLM(settings),
+            settings.extraction_batch,
+            settings.extraction_grounded,
+            settings.extraction_prompt,
         )
     if backend == "spacy":
         return SpacyExtractor(noun_chunks=settings.spacy_noun_chunks)

@@ -7,13 +7,8 @@ from collections.abc import Sequence
 
 from terag_neo4j.documents import Passage
 from terag_neo4j.extraction.concepts import Concept, Extraction, grounded
-from terag_neo4j.extraction.parser import parse_batch, parse_lines
-from terag_neo4j.extraction.prompts import (
-    PROMPT_VERSION,
-    batch_messages,
-    passage_messages,
-    query_messages,
-)
+from terag_neo4j.extraction.parser import parse_lines
+from terag_neo4j.extraction.prompts import PASSAGE_PROMPTS, PROMPT_VERSION, query_messages
 from terag_neo4j.llm import Completion, OllamaLLM, Stage
 
 log = logging.getLogger(__name__)
@@ -25,15 +20,21 @@ class OllamaExtractor:
     name = "ollama"
     version = PROMPT_VERSION
 
-    def __init__(self, llm: OllamaLLM, batch_size: int = 1, grounded: bool = True) -> None:
+    def __init__(
+        self, llm: OllamaLLM, batch_size: int = 1, grounded: bool = True, prompt: str = "v2"
+    ) -> None:
+        if prompt not in PASSAGE_PROMPTS:
+            raise ValueError(
+                f"unknown extraction prompt {prompt!r}; choose {list(PASSAGE_PROMPTS)}"
+            )
         self.llm = llm
         self.grounded = grounded
         self.model = llm.model
+        self.prompt = PASSAGE_PROMPTS[prompt]
         self.batch_size = max(1, batch_size)
         # A batched prompt is a different prompt: its answers are cached apart.
-        self.version = (
-            PROMPT_VERSION if self.batch_size == 1 else f"{PROMPT_VERSION}-batch{self.batch_size}"
-        )
+        version = self.prompt.version
+        self.version = version if self.batch_size == 1 else f"{version}-batch{self.batch_size}"
         # The cache stores what survived grounding, so grounding is part of the version.
         self.version += "" if grounded else "-ungrounded"
 
@@ -42,7 +43,7 @@ class OllamaExtractor:
             list(passages[i : i + self.batch_size])
             for i in range(0, len(passages), self.batch_size)
         ]
-        prompts = [passage_messages(g[0]) if len(g) == 1 else batch_messages(g) for g in groups]
+        prompts = [self.prompt.messages(g) for g in groups]
         # The ledger counts passages per call: full batches go together, a short last one alone.
         full = len(groups) if len(groups[-1]) == self.batch_size else len(groups) - 1
         # The output cap is per passage: a batched answer may be as long as its passages' answers.
@@ -73,9 +74,7 @@ class OllamaExtractor:
     def _to_extractions(self, group: list[Passage], comp: Completion) -> list[Extraction]:
         truncated = comp.done_reason == "length"
         n = len(group)
-        parsed: list[tuple[Concept, ...] | None] = (
-            [parse_lines(comp.text, truncated)] if n == 1 else parse_batch(comp.text, n, truncated)
-        )
+        parsed: list[tuple[Concept, ...] | None] = self.prompt.parse(comp.text, n, truncated)
         out = []
         if self.grounded:
             parsed = [

@@ -74,3 +74,40 @@ def parse_batch(text: str, n: int, truncated: bool = False) -> list[tuple[Concep
         body = "\n".join(sections[i])
         result.append(parse_lines(body + ("" if i == last else "\n"), truncated and i == last))
     return result
+
+
+# A lean answer line: `n: name; name` (also `n.`, `n)`, `[n]`), n the passage's number.
+_NUMBERED = re.compile(r"^\s*(?:\[(\d{1,3})\]\s*:?|(\d{1,3})\s*[:.)])\s*(.*)$")
+UNTYPED = "other"  # the lean prompt asks for names only, as HippoRAG's recorded NER gives them
+
+
+def parse_numbered(text: str, n: int, truncated: bool = False) -> list[tuple[Concept, ...] | None]:
+    """Names per passage from `n: name; name` lines; a passage with no line gives None.
+
+    A line without a leading number continues the previous passage's line (small models wrap
+    long lists); one numbered beyond n, and what follows it, is dropped. When the output cap cut the answer, only the last name,
+    which may be half-written, is dropped, not the passage's whole line.
+    """
+    sections: dict[int, list[str]] = {}
+    current: int | None = None
+    for line in text.splitlines():
+        m = _NUMBERED.match(line)
+        number = int(m.group(1) or m.group(2)) if m else 0
+        if m and 1 <= number <= n:
+            current = number
+            sections.setdefault(current, []).append(m.group(3))
+        elif m:
+            current = None  # a passage the batch does not have: the model is making text up
+        elif current is not None and line.strip():
+            sections[current].append(line)
+    if truncated and not text.endswith("\n") and current is not None:
+        body = ";".join(sections[current])
+        sections[current] = [body.rpartition(";")[0]]
+    result: list[tuple[Concept, ...] | None] = []
+    for i in range(1, n + 1):
+        if i not in sections:
+            result.append(None)
+            continue
+        names = [name for part in sections[i] for name in _split_names(part)]
+        result.append(dedupe(c for name in names if (c := make_concept(UNTYPED, name))))
+    return result

@@ -7,10 +7,13 @@ matters and JSON spends them on punctuation.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
 
 from terag_neo4j.documents import Passage
-from terag_neo4j.extraction.concepts import TYPE_CODES, TYPES
+from terag_neo4j.extraction.concepts import TYPE_CODES, TYPES, Concept
+from terag_neo4j.extraction.parser import parse_batch, parse_lines, parse_numbered
 from terag_neo4j.llm import Message
 
 PROMPT_VERSION = "terag-ner-v2"
@@ -103,6 +106,64 @@ def compact_messages(passages: Sequence[Passage]) -> list[Message]:
         Message("assistant", _COMPACT_EXAMPLE_ANSWER),
         Message("user", body),
     ]
+
+
+LEAN_PROMPT_VERSION = "terag-ner-lean-v1"
+LEAN_SYSTEM_PROMPT = (
+    "List the named entities of each numbered text in its exact words: "
+    "one line `n: name; name` per text. No other words."
+)
+_LEAN_EXAMPLE = (
+    "1. Radio City\nRadio City is India's first private FM radio station, started on "
+    "3 July 2001.\n2. Marie Curie\nMarie Curie was a Polish physicist who won the Nobel "
+    "Prize in Physics in 1903."
+)
+_LEAN_EXAMPLE_ANSWER = (
+    "1: Radio City; India; 3 July 2001\n2: Marie Curie; Polish; Nobel Prize in Physics; 1903"
+)
+
+
+def lean_messages(passages: Sequence[Passage]) -> list[Message]:
+    """The token-budget prompt: names without types or concepts, one answer line per numbered
+    passage, so the output is names and separators only and the instructions are paid once per
+    batch."""
+    body = "\n".join(f"{i}. {p.content}" for i, p in enumerate(passages, 1))
+    return [
+        Message("system", LEAN_SYSTEM_PROMPT),
+        Message("user", _LEAN_EXAMPLE),
+        Message("assistant", _LEAN_EXAMPLE_ANSWER),
+        Message("user", body),
+    ]
+
+
+ParsedBatch = list[tuple[Concept, ...] | None]
+PromptName = Literal["v2", "compact", "lean"]
+
+
+@dataclass(frozen=True)
+class PassagePrompt:
+    """One extraction prompt: its cache version, its messages for a group of passages, and the
+    parser of its answer (one entry per passage, None where the answer skipped it)."""
+
+    name: PromptName
+    version: str
+    messages: Callable[[Sequence[Passage]], list[Message]]
+    parse: Callable[[str, int, bool], ParsedBatch]
+
+
+def _v2_messages(passages: Sequence[Passage]) -> list[Message]:
+    return passage_messages(passages[0]) if len(passages) == 1 else batch_messages(passages)
+
+
+def _typed_parse(text: str, n: int, truncated: bool) -> ParsedBatch:
+    return [parse_lines(text, truncated)] if n == 1 else parse_batch(text, n, truncated)
+
+
+PASSAGE_PROMPTS: dict[str, PassagePrompt] = {
+    "v2": PassagePrompt("v2", PROMPT_VERSION, _v2_messages, _typed_parse),
+    "compact": PassagePrompt("compact", COMPACT_PROMPT_VERSION, compact_messages, _typed_parse),
+    "lean": PassagePrompt("lean", LEAN_PROMPT_VERSION, lean_messages, parse_numbered),
+}
 
 
 _QUERY_EXAMPLE_2 = "When was the founder of the Ford Motor Company born?"

@@ -115,3 +115,88 @@ def test_grounding_drops_names_not_in_the_text() -> None:
     got = parse_lines("location: Detroit\norganization: Volkswagen\nconcept: beetle\nother: Wolf")
     kept = grounded(got, "Who makes the Beetle in Wolfsburg? Volkswagen!")
     assert [c.name for c in kept] == ["Volkswagen", "beetle"]  # whole words only: not "Wolf"
+
+
+def test_lean_answers_one_numbered_line_of_untyped_names_per_passage() -> None:
+    from terag_neo4j.extraction.parser import UNTYPED, parse_numbered
+
+    text = "1: Radio City; India; 3 July 2001\n2. Marie Curie; Polish\nNobel Prize; 1903\n"
+    got = parse_numbered(text, 3)
+    assert got[0] is not None and [c.name for c in got[0]] == ["Radio City", "India", "3 July 2001"]
+    # A wrapped line continues its passage; a passage without a line is missing (None).
+    assert got[1] is not None and [c.name for c in got[1]] == [
+        "Marie Curie",
+        "Polish",
+        "Nobel Prize",
+        "1903",
+    ]
+    assert got[2] is None
+    assert {c.type for c in got[0]} == {UNTYPED}
+    # A number the batch does not have starts made-up text: it and what follows are dropped.
+    assert parse_numbered("1: Ada\n4: Bob\nCarl\n", 2) == [(Concept(UNTYPED, "Ada"),), None]
+    # "[n]" headers and comma lists are read too.
+    assert [c.name for c in parse_numbered("[1] Ada, Bob", 1)[0] or ()] == ["Ada", "Bob"]
+
+
+def test_lean_truncated_answer_drops_only_the_half_written_name() -> None:
+    from terag_neo4j.extraction.parser import parse_numbered
+
+    got = parse_numbered("1: Ada; Bob\n2: Carl; Dor", 2, truncated=True)
+    assert [c.name for c in got[0] or ()] == ["Ada", "Bob"]
+    assert [c.name for c in got[1] or ()] == ["Carl"]
+    assert [c.name for c in parse_numbered("1: Carl; Dor", 1)[0] or ()] == ["Carl", "Dor"]
+
+
+def test_lean_prompt_numbers_the_passages_and_its_example_parses() -> None:
+    from terag_neo4j.documents import Passage
+    from terag_neo4j.extraction.prompts import PASSAGE_PROMPTS
+
+    spec = PASSAGE_PROMPTS["lean"]
+    msgs = spec.messages([Passage("a", "a", 0, "T1", "x."), Passage("b", "b", 0, "", "y.")])
+    assert [m.role for m in msgs] == ["system", "user", "assistant", "user"]
+    assert msgs[-1].content == "1. T1\nx.\n2. y."
+    example = spec.parse(msgs[2].content, 2, False)
+    assert all(example) and next(c.name for c in example[1] or ()) == "Marie Curie"
+    assert len({s.version for s in PASSAGE_PROMPTS.values()}) == len(PASSAGE_PROMPTS)
+
+
+def test_ollama_extractor_with_the_lean_prompt_on_a_fake_server() -> None:
+    import json
+
+    import httpx
+
+    from terag_neo4j.config import Settings
+    from terag_neo4j.documents import Passage
+    from terag_neo4j.extraction import OllamaExtractor
+    from terag_neo4j.llm import OllamaLLM
+
+    sent: list[dict[str, object]] = []
+
+    def reply(request: httpx.Request) -> httpx.Response:
+        sent.append(json.loads(request.content))
+        answer = "1: Ada Lovelace; London\n2: Charles Babbage; Ada Lovelace\n"
+        return httpx.Response(
+            200,
+            json={
+                "model": "m",
+                "created_at": "2026-01-01T00:00:00Z",
+                "message": {"role": "assistant", "content": answer},
+                "done": True,
+                "done_reason": "stop",
+                "prompt_eval_count": 101,
+                "eval_count": 21,
+            },
+        )
+
+    llm = OllamaLLM(Settings(llm_model="m"), transport=httpx.MockTransport(reply))
+    ex = OllamaExtractor(llm, batch_size=2, prompt="lean")
+    assert ex.version == "terag-ner-lean-v1-batch2"
+    passages = [
+        Passage("a", "ha", 0, "Ada", "Ada Lovelace lived in London."),
+        Passage("b", "hb", 0, "", "Charles Babbage worked with Ada Lovelace in Paris."),
+    ]
+    out = ex.extract(passages, "r")
+    assert len(sent) == 1  # one call for the batch
+    assert [c.name for c in out[0].concepts] == ["Ada Lovelace", "London"]
+    assert [c.name for c in out[1].concepts] == ["Charles Babbage", "Ada Lovelace"]
+    assert (out[0].input_tokens + out[1].input_tokens, out[0].output_tokens) == (101, 11)
