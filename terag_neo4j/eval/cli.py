@@ -56,7 +56,8 @@ def register_cli(subparsers: Any) -> None:
         "--answer-budget-s",
         type=float,
         metavar="SECONDS",
-        help="stop starting reader questions after SECONDS (answers are cached: rerun to go on)",
+        help="make no new reader call after SECONDS; answers are cached, so a rerun goes on "
+        "where this one stopped, and 0 reports what the cache holds",
     )
     s.add_argument(
         "--methods",

@@ -97,5 +97,8 @@ def test_a_spent_budget_stops_between_questions_and_the_next_run_resumes(tmp_pat
     assert transport.bodies == []
     one = answer_methods(reader(tmp_path, transport), QUESTIONS[:1], RETRIEVED, DOCS)
     assert one["methods"]["bad"]["questions"] == 1
+    # A spent budget still reports what the cache holds, without a new call.
+    replay = answer_methods(reader(tmp_path, transport), QUESTIONS, RETRIEVED, DOCS, budget_s=0.0)
+    assert (replay["questions_answered"], replay["calls_fresh"], len(transport.bodies)) == (1, 0, 2)
     full = answer_methods(reader(tmp_path, transport), QUESTIONS, RETRIEVED, DOCS)
     assert (full["calls_cached"], full["calls_fresh"]) == (2, 2)
