@@ -385,8 +385,15 @@ class Indexer:
         self, ns: str, batch: Sequence[Passage], report: IngestReport, bar: tqdm[Any]
     ) -> None:
         t = time.perf_counter()
+        # An LLM extracts a passage in seconds to minutes: cache after every round of calls, so
+        # a killed ingest loses at most that round, not 64 passages of LLM time.
+        chunk = (
+            self.settings.extraction_batch * self.settings.llm_concurrency
+            if self.extractor.name == "ollama"
+            else 64
+        )
         extractions: list[Extraction] = extract_with_cache(
-            self.extractor, batch, self.cache, report.run_id, progress=bar
+            self.extractor, batch, self.cache, report.run_id, chunk=chunk, progress=bar
         )
         report.extraction_s += time.perf_counter() - t
         for e in extractions:
