@@ -61,6 +61,24 @@ def test_batched_extraction_shares_the_prompt(llm_settings: Settings, namespace:
         assert report.passages_new == 4
 
 
+def test_lean_prompt_indexes_untyped_names_in_batches(
+    llm_settings: Settings, namespace: str
+) -> None:
+    docs = sorted(SAMPLE.glob("*.md"))[:4]
+    with TeragClient(
+        llm_settings, namespace=namespace, extraction_batch=2, extraction_prompt="lean"
+    ) as c:
+        assert c.extractor.version == "terag-ner-lean-v1-batch2"
+        report = c.index(docs, progress=False)
+        ledger = c.ledger.totals(stage=Stage.EXTRACTION, run_id=report.run_id)
+        assert ledger.calls == 2 and ledger.items == 4
+        assert report.passages_new == 4 and report.output_tokens > 0
+        assert (ledger.input_tokens, ledger.output_tokens) == (
+            report.input_tokens,
+            report.output_tokens,
+        )
+
+
 def test_answer_counts_ner_and_reader_tokens(llm_settings: Settings, namespace: str) -> None:
     with TeragClient(
         llm_settings.model_copy(update={"extractor": "spacy"}), namespace=namespace
