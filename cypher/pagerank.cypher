@@ -1,7 +1,8 @@
 // Personalised PageRank. The restart vector is the matched concepts ($sources = [{uid, weight}],
 // weights summing to 1) plus the seeded passages ($passages = [[node id, weight], ...], together
 // the passage seed weight; empty when off), sent to GDS as weighted sourceNodes. Only passages
-// are returned, best first.
+// are returned, best first: every node's score streams out of GDS (a filter on the label inside
+// the call would change the graph the walk runs on), and Cypher keeps the best $candidates.
 CALL () {
   UNWIND $sources AS s
   MATCH (c:Concept {uid: s.uid})
@@ -9,7 +10,7 @@ CALL () {
 }
 CALL gds.pageRank.stream($graph, {
   sourceNodes: concepts + $passages, dampingFactor: $damping,
-  maxIterations: $max_iterations, tolerance: $tolerance
+  maxIterations: $max_iterations, tolerance: $tolerance, concurrency: $concurrency
 })
 YIELD nodeId, score
 WITH nodeId, score ORDER BY score DESC LIMIT $candidates

@@ -131,13 +131,19 @@ def drop_projections(store: GraphStore, namespace: str) -> None:
 
 
 def ensure_projection(
-    store: GraphStore, settings: Settings, namespace: str, lock: threading.Lock
+    store: GraphStore,
+    settings: Settings,
+    namespace: str,
+    lock: threading.Lock,
+    known: dict[str, str] | None = None,
 ) -> tuple[str, str]:
     """The namespace's in-memory graph for the current version, projected once and reused, and
     the namespace's `<version>_<epoch>` key.
 
     Indexing bumps the namespace version, so a stale projection is never used; the old one is
     dropped when the new one is built. Each walk configuration has its own projection.
+    `known` (namespace -> graph this caller saw in the catalog) spares a query at an unchanged
+    version the catalog listing, a round trip; see `missing_graph` for one dropped meanwhile.
     """
     rows = store.read("namespace_version", namespace=namespace)
     if not rows:
@@ -146,16 +152,25 @@ def ensure_projection(
     key = f"{version}_{rows[0].get('epoch')}"
     code = walk(settings)[0]
     name = graph_name(settings, namespace, version, rows[0].get("epoch"))
-    existing = projections(store, namespace, code)
-    if name in existing:
+    if known is not None and known.get(namespace) == name:
         return name, key
-    with lock:
-        existing = projections(store, namespace, code)
-        if name not in existing:
-            project(store, settings, namespace, name)
-        for old in existing - {name}:
-            drop(store, old)
+    existing = projections(store, namespace, code)
+    if name not in existing:
+        with lock:
+            existing = projections(store, namespace, code)
+            if name not in existing:
+                project(store, settings, namespace, name)
+            for old in existing - {name}:
+                drop(store, old)
+    if known is not None:
+        known[namespace] = name
     return name, key
+
+
+def missing_graph(e: ClientError) -> bool:
+    """GDS's error for a graph name that is not (or no longer) in its catalog."""
+    text = f"{e.message or ''} {e}"
+    return "does not exist" in text and "graph" in text.lower()
 
 
 def pagerank(
@@ -179,6 +194,7 @@ def pagerank(
             damping=st.damping,
             max_iterations=st.max_iterations,
             tolerance=st.tolerance,
+            concurrency=st.gds_concurrency,
             candidates=candidates,
             top_k=top_k,
         )
@@ -200,6 +216,7 @@ def pagerank_stats(
         damping=settings.damping,
         max_iterations=settings.max_iterations,
         tolerance=settings.tolerance,
+        concurrency=settings.gds_concurrency,
     )
     return rows[0] if rows else None
 

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
+from neo4j.exceptions import ClientError
 
 from terag_neo4j import gds
 from terag_neo4j.config import Settings
@@ -150,6 +151,8 @@ class Retriever:
         self.extractor_for: Callable[[str], Extractor] | None = None
         self._project_lock = threading.Lock()
         self._versions: dict[str, str] = {}
+        # Graphs this client saw in the GDS catalog, by namespace (see `gds.ensure_projection`).
+        self._projected: dict[str, str] = {}
         self._vectors: dict[str, tuple[str, npt.NDArray[np.int64], npt.NDArray[np.float32]]] = {}
         self._vectors_lock = threading.Lock()
         self._gds_checked = False
@@ -173,11 +176,12 @@ class Retriever:
     def ensure_projection(self, namespace: str) -> str:
         """The namespace's GDS graph for the current version and walk (see `gds.ensure_projection`)."""
         name, self._versions[namespace] = gds.ensure_projection(
-            self.store, self.settings, namespace, self._project_lock
+            self.store, self.settings, namespace, self._project_lock, self._projected
         )
         return name
 
     def drop_projections(self, namespace: str) -> None:
+        self._projected.pop(namespace, None)
         gds.drop_projections(self.store, namespace)
 
     # ------------------------------------------------------------------ stages
@@ -419,7 +423,17 @@ class Retriever:
             log.info("%s", result.fallback_reason)
 
         t = time.perf_counter()
-        ranked = self.pagerank(graph, ns, weighted, k if mode == "pagerank" else max(k, 50), vector)
+        want = k if mode == "pagerank" else max(k, 50)
+        try:
+            ranked = self.pagerank(graph, ns, weighted, want, vector)
+        except ClientError as e:
+            if not gds.missing_graph(e):
+                raise
+            # Dropped since this client last saw it (another process, a restart): project again.
+            log.info("projection %s is gone; projecting again", graph)
+            self._projected.pop(ns, None)
+            graph = self.ensure_projection(ns)
+            ranked = self.pagerank(graph, ns, weighted, want, vector)
         timings["pagerank"] = time.perf_counter() - t
         if mode == "hybrid":
             t = time.perf_counter()
