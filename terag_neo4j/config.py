@@ -139,6 +139,9 @@ class Settings(BaseSettings):
     # a `title` concept; SYNONYM edges join concepts whose embeddings have cosine >= threshold
     # (0 = none built), at most `synonym_cap` per concept
     title_concepts: bool = True
+    # Concept embeddings: `lazy` writes them when semantic matching or SYNONYM edges first need
+    # them (the default retrieval never does); `eager` writes them with the concepts
+    concept_vectors: Literal["lazy", "eager"] = "lazy"
     synonym_threshold: float = Field(default=0.0, ge=0, le=1)
     synonym_cap: int = Field(default=50, ge=1)
 

@@ -255,7 +255,8 @@ def _concept_row(uid: str, c: Concept, vectors: dict[str, Sequence[float]]) -> d
         "norm": c.norm,
         "name": c.name,
         "kind": "entity" if c.is_entity else "concept",
-        "embedding": list(map(float, vectors[c.key])),
+        # absent: written when first needed (concept_vectors.py)
+        "embedding": list(map(float, vectors[c.key])) if c.key in vectors else None,
     }
 
 
@@ -610,6 +611,14 @@ class GraphStore:
             for r in self.read("concept_types", namespace=namespace, norms=list(chunk)):
                 out.setdefault(r["norm"], (r["type"], r["name"]))
         return out
+
+    def set_concept_vectors(self, rows: Sequence[dict[str, Any]]) -> None:
+        for chunk in _chunks(list(rows), self.write_batch):
+
+            def work(tx: ManagedTransaction, chunk: Sequence[dict[str, Any]] = chunk) -> None:
+                tx.run(load_cypher("set_concept_vectors"), rows=list(chunk)).consume()
+
+            self.write_tx(work)
 
     def link_synonyms(self, namespace: str, threshold: float, cap: int) -> int:
         """SYNONYM edges for every concept of the namespace that has none linked yet.

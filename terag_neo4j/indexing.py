@@ -18,6 +18,7 @@ from typing import Any
 from tqdm import tqdm
 
 from terag_neo4j.budget import choose, core_target, merge_concepts, passage_scores
+from terag_neo4j.concept_vectors import ensure_concept_vectors
 from terag_neo4j.config import Settings
 from terag_neo4j.documents import Document, Passage, to_passages
 from terag_neo4j.embeddings import CachedEmbedder
@@ -227,6 +228,7 @@ class Indexer:
             self._budget(ns, report, progress)
         if self.settings.synonym_threshold > 0:
             t = time.perf_counter()
+            ensure_concept_vectors(self.store, self.embedder, ns)
             report.synonym_links = self.store.link_synonyms(
                 ns, self.settings.synonym_threshold, self.settings.synonym_cap
             )
@@ -352,14 +354,20 @@ class Indexer:
             titles = {p.id: p.title for p in batch}
             merged = [with_title_concepts(e, titles[e.passage_id]) for e in merged]
         t = time.perf_counter()
-        names = {c.key: c.name for e in merged for c in e.concepts}
+        names = (
+            {c.key: c.name for e in merged for c in e.concepts}
+            if self.settings.concept_vectors == "eager"
+            else {}
+        )
         keys = sorted(names)
-        cvecs = self.embedder.embed([names[k] for k in keys])
+        vectors = (
+            dict(zip(keys, self.embedder.embed([names[k] for k in keys]).tolist(), strict=True))
+            if keys
+            else {}
+        )
         report.embedding_s += time.perf_counter() - t
         t = time.perf_counter()
-        stats = self.store.replace_passages(
-            ns, batch, merged, dict(zip(keys, cvecs.tolist(), strict=True)), self._meta()
-        )
+        stats = self.store.replace_passages(ns, batch, merged, vectors, self._meta())
         report.write_s += time.perf_counter() - t
         report.core_merged += stats.passages
 
@@ -413,9 +421,13 @@ class Indexer:
 
         t = time.perf_counter()
         pvecs = self.embedder.embed([p.content for p in batch])
-        names = {c.key: c.name for e in extractions for c in e.concepts}
+        names = (
+            {c.key: c.name for e in extractions for c in e.concepts}
+            if self.settings.concept_vectors == "eager"
+            else {}
+        )
         keys = sorted(names)
-        cvecs = self.embedder.embed([names[k] for k in keys])
+        cvecs = self.embedder.embed([names[k] for k in keys]) if keys else None
         report.embedding_s += time.perf_counter() - t
 
         t = time.perf_counter()
@@ -425,7 +437,7 @@ class Indexer:
                 batch,
                 extractions,
                 pvecs.tolist(),
-                dict(zip(keys, cvecs.tolist(), strict=True)),
+                dict(zip(keys, cvecs.tolist(), strict=True)) if cvecs is not None else {},
                 self._meta(),
             )
         except Neo4jUnavailable as e:

@@ -20,6 +20,7 @@ import numpy.typing as npt
 from neo4j.exceptions import ClientError
 
 from terag_neo4j import gds
+from terag_neo4j.concept_vectors import ensure_concept_vectors
 from terag_neo4j.config import Settings
 from terag_neo4j.embeddings import CachedEmbedder, Embedder
 from terag_neo4j.extraction import Concept, Extractor, normalize_name
@@ -153,6 +154,7 @@ class Retriever:
         self._versions: dict[str, str] = {}
         # Graphs this client saw in the GDS catalog, by namespace (see `gds.ensure_projection`).
         self._projected: dict[str, str] = {}
+        self._embedded: dict[str, str] = {}  # namespace -> version whose concepts all have vectors
         self._vectors: dict[str, tuple[str, npt.NDArray[np.int64], npt.NDArray[np.float32]]] = {}
         self._vectors_lock = threading.Lock()
         self._gds_checked = False
@@ -240,6 +242,7 @@ class Retriever:
                 for r in rows
             ]
         if unmatched and self.settings.semantic_top_n > 0:
+            self.ensure_concept_vectors(namespace)
             if self.settings.similarity_mode == "query":
                 # The whole question against the concepts: one search serves every unmatched entity.
                 texts = [query]
@@ -263,6 +266,17 @@ class Retriever:
                         )
                     )
         return matches
+
+    def ensure_concept_vectors(self, namespace: str) -> None:
+        """Concept embeddings for semantic matching: written on first use (lazy indexing), then
+        checked once per namespace version."""
+        version = self._versions.get(namespace, "")
+        if self._embedded.get(namespace) == version:
+            return
+        with self._vectors_lock:
+            if self._embedded.get(namespace) != version:
+                ensure_concept_vectors(self.store, self.embedder, namespace)
+                self._embedded[namespace] = version
 
     def _semantic(self, namespace: str, vector: list[float]) -> list[dict[str, Any]]:
         n = self.settings.semantic_top_n

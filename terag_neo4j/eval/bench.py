@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from terag_neo4j import gds
+from terag_neo4j.concept_vectors import ensure_concept_vectors
 from terag_neo4j.config import PAPER_PRESET, Settings
 from terag_neo4j.documents import Document, to_passages
 from terag_neo4j.eval.baselines import BM25Baseline, DenseBaseline
@@ -259,6 +260,7 @@ class BenchRunner:
             self.indexing[extractor] = self._index(client, ns)
             if "synonyms" in self.config.methods:
                 t = time.perf_counter()
+                ensure_concept_vectors(client.store, client.embedder, ns)
                 links = client.store.link_synonyms(ns, *BENCH_SYNONYMS)
                 self.indexing[extractor]["synonyms"] = {
                     "threshold": BENCH_SYNONYMS[0],
