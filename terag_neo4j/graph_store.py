@@ -92,6 +92,12 @@ def neo4j_errors(uri: str) -> Iterator[None]:
     except ClientError as e:
         if stopping(e):
             raise unavailable(uri, e) from e
+        if (e.code or "").endswith("Database.DatabaseNotFound"):
+            raise GraphStoreError(
+                f"Neo4j at {uri} has no such database ({one_line(e.message, 160)}): set "
+                "NEO4J_DATABASE to one that exists (Community edition has only `neo4j`; "
+                "Enterprise and Aura create others with CREATE DATABASE)"
+            ) from e
         raise
 
 
@@ -324,7 +330,13 @@ class GraphStore:
 
     # ------------------------------------------------------------------ plumbing
 
-    def session(self) -> neo4j.Session:
+    def session(self, read: bool = False) -> neo4j.Session:
+        """`read=True` for GDS calls: in a cluster they must reach the secondary that runs GDS
+        (and holds the projections), and a routing driver sends read sessions to secondaries."""
+        if read:
+            return self.driver.session(
+                database=self.database, default_access_mode=neo4j.READ_ACCESS
+            )
         return self.driver.session(database=self.database)
 
     def _retrying(self) -> Retrying:
@@ -357,10 +369,12 @@ class GraphStore:
 
     def execute(self, name: str, **params: Any) -> list[dict[str, Any]]:
         """An auto-commit query (GDS catalog procedures: projecting, dropping in-memory graphs),
-        with the retries and error translation of `read`."""
+        with the retries and error translation of `read`. It runs in a read session: GDS's
+        procedures only read the database, and in a cluster they must reach the secondary that
+        runs GDS and holds the projections."""
 
         def run() -> list[dict[str, Any]]:
-            with self.session() as s:
+            with self.session(read=True) as s:
                 return [r.data() for r in s.run(load_cypher(name), **params)]
 
         return self._call(run)
