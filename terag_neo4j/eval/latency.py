@@ -58,9 +58,27 @@ def register_cli(subparsers: Any) -> None:
     s.add_argument("--namespace", help="default: the one `terag bench-index` builds")
     s.add_argument("--preset", default="default", choices=list(PRESETS))
     s.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="override a retrieval setting on top of the preset, e.g. --set tolerance=1e-6 "
+        "--set gds_concurrency=4 (the result file's name then says so)",
+    )
+    s.add_argument(
         "--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default {DEFAULT_OUT})"
     )
     s.set_defaults(func=cmd_bench_latency)
+
+
+def parse_overrides(pairs: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--set takes FIELD=VALUE, got {pair!r}")
+        out[key.strip()] = value.strip()
+    return out
 
 
 def cmd_bench_latency(args: argparse.Namespace) -> int:
@@ -82,8 +100,11 @@ def cmd_bench_latency(args: argparse.Namespace) -> int:
     dataset = load_dataset(args.dataset, limit=args.limit)
     questions = dataset.questions
     ns = args.namespace or index_namespace(dataset.name, args.extractor)
+    overrides = parse_overrides(args.set)
     settings = Settings().with_overrides(
-        namespace=ns, extractor="spacy", **{**DEFAULT_CONFIG, **PRESETS[args.preset]}
+        namespace=ns,
+        extractor="spacy",
+        **{**DEFAULT_CONFIG, **PRESETS[args.preset], **overrides},
     )
     if settings.neo4j_uri is None:
         from terag_neo4j.server.neo4j_process import start
@@ -155,6 +176,11 @@ def cmd_bench_latency(args: argparse.Namespace) -> int:
         "dataset": dataset.name,
         "namespace": ns,
         "preset": args.preset,
+        "overrides": overrides,
+        "settings": {
+            k: getattr(settings, k)
+            for k in ("damping", "tolerance", "max_iterations", "gds_concurrency")
+        },
         "walk": r.walk()[0],
         "questions": len(questions),
         "graph": {
@@ -180,10 +206,14 @@ def cmd_bench_latency(args: argparse.Namespace) -> int:
         "ratio_gds_pagerank_stage_to_reference_p50": (
             pct(stages["pagerank"], 50) / pct(ref_times, 50) if ref_times else None
         ),
+        "ratio_gds_compute_to_reference_p50": (
+            pct(gds_compute, 50) / pct(ref_times, 50) if ref_times and gds_compute else None
+        ),
         "same_top5": same_top5,
         "compared": compared,
     }
-    path = write_result(args.out, f"retrieval_{dataset.name}_{args.preset}", result)
+    tag = "".join(f"_{k}-{v}" for k, v in sorted(overrides.items()))
+    path = write_result(args.out, f"retrieval_{dataset.name}_{args.preset}{tag}", result)
     rm, st = result["retrieval_ms"], result["stages_ms"]
     print(f"{dataset.name}: {len(questions)} questions, graph {result['graph']}")
     print(
@@ -197,7 +227,8 @@ def cmd_bench_latency(args: argparse.Namespace) -> int:
     )
     print(
         f"  in-process scipy reference p50 {result['in_process_reference_ms']['p50']:.1f} ms; "
-        f"GDS PageRank stage / reference = {result['ratio_gds_pagerank_stage_to_reference_p50']}"
+        f"GDS PageRank stage / reference = {result['ratio_gds_pagerank_stage_to_reference_p50']}; "
+        f"GDS compute / reference = {result['ratio_gds_compute_to_reference_p50']}"
     )
     print(
         f"same top-5 as the reference: {same_top5}/{compared}; projection {projection_s:.2f}s; "
