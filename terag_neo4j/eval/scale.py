@@ -225,9 +225,10 @@ def run_scale(
             state_path.write_text(json.dumps(state, indent=2), encoding="utf-8")
             plot(state, out / "scale.png")
             log.info("%s %d: %s", profile, size, row)
-            for smaller in workdir.glob(f"{profile}_*_s{seed}"):
-                if smaller != folder:  # a larger corpus holds the smaller one
-                    shutil.rmtree(smaller, ignore_errors=True)
+            for other in workdir.glob(f"{profile}_*_s{seed}"):
+                other_size = other.name.split("_")[1]
+                if other_size.isdigit() and int(other_size) < size:  # held by this corpus
+                    shutil.rmtree(other, ignore_errors=True)
     return state
 
 
