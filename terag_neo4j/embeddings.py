@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from terag_neo4j.sqlite_cache import open_cache
+
 log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -82,17 +84,11 @@ class CachedEmbedder:
     """
 
     def __init__(self, embedder: Embedder, path: Path) -> None:
-        import sqlite3
-
         self.embedder = embedder
-        path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS embedding (key TEXT PRIMARY KEY, vec BLOB NOT NULL)"
+        self._db = open_cache(
+            path, "CREATE TABLE IF NOT EXISTS embedding (key TEXT PRIMARY KEY, vec BLOB NOT NULL)"
         )
-        self._db.commit()
 
     @property
     def dimensions(self) -> int:

@@ -84,6 +84,21 @@ class IngestReport:
     started: str = ""
     warnings: list[str] = field(default_factory=list)
 
+    def charge(self, extractions: Sequence[Extraction]) -> tuple[int, int]:
+        """Books the extractions' tokens (paid now, or what cached ones cost when made) and
+        warnings; returns how many came from the cache and how many were made now."""
+        cached = 0
+        for e in extractions:
+            if e.cached:
+                self.cached_input_tokens += e.input_tokens
+                self.cached_output_tokens += e.output_tokens
+            else:
+                self.input_tokens += e.input_tokens
+                self.output_tokens += e.output_tokens
+            cached += e.cached
+            self.warnings.extend(e.warnings)
+        return cached, len(extractions) - cached
+
     @property
     def extracted(self) -> int:
         return self.extracted_fresh + self.extracted_cached
@@ -330,16 +345,9 @@ class Indexer:
             for e in extract_with_cache(self.extractor, batch, self.cache, report.run_id)
         }
         report.extraction_s += time.perf_counter() - t
-        for e in llm:
-            if e.cached:
-                report.cached_input_tokens += e.input_tokens
-                report.cached_output_tokens += e.output_tokens
-            else:
-                report.input_tokens += e.input_tokens
-                report.output_tokens += e.output_tokens
-            report.core_extracted_cached += e.cached
-            report.core_extracted_fresh += not e.cached
-            report.warnings.extend(e.warnings)
+        cached, fresh = report.charge(llm)
+        report.core_extracted_cached += cached
+        report.core_extracted_fresh += fresh
         known = self.store.concept_types(ns, [c.norm for e in llm for c in e.concepts])
         merged = [
             replace(
@@ -404,17 +412,10 @@ class Indexer:
             self.extractor, batch, self.cache, report.run_id, chunk=chunk, progress=bar
         )
         report.extraction_s += time.perf_counter() - t
-        for e in extractions:
-            if e.cached:
-                report.cached_input_tokens += e.input_tokens
-                report.cached_output_tokens += e.output_tokens
-            else:
-                report.input_tokens += e.input_tokens
-                report.output_tokens += e.output_tokens
-            report.extracted_cached += e.cached
-            report.extracted_fresh += not e.cached
-            report.passages_without_concepts += not e.concepts
-            report.warnings.extend(e.warnings)
+        cached, fresh = report.charge(extractions)
+        report.extracted_cached += cached
+        report.extracted_fresh += fresh
+        report.passages_without_concepts += sum(not e.concepts for e in extractions)
         if self.settings.title_concepts:
             titles = {p.id: p.title for p in batch}
             extractions = [with_title_concepts(e, titles[e.passage_id]) for e in extractions]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sqlite3
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -25,6 +24,7 @@ from terag_neo4j.eval.datasets import Question
 from terag_neo4j.eval.metrics import best_over_aliases, mean
 from terag_neo4j.llm import Message, OllamaLLM, Stage
 from terag_neo4j.retrieval import READER_MAX_TOKENS, RetrievedPassage, reader_messages
+from terag_neo4j.sqlite_cache import open_cache
 
 log = logging.getLogger(__name__)
 
@@ -44,16 +44,13 @@ class AnswerCache:
     """Reader answers keyed by everything that shapes them (see `key`)."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(
+        self._db = open_cache(
+            path,
             "CREATE TABLE IF NOT EXISTS answer (key TEXT PRIMARY KEY, model TEXT NOT NULL,"
             " prediction TEXT NOT NULL, input_tokens INTEGER NOT NULL,"
-            " output_tokens INTEGER NOT NULL, seconds REAL NOT NULL)"
+            " output_tokens INTEGER NOT NULL, seconds REAL NOT NULL)",
         )
-        self._db.commit()
 
     @staticmethod
     def key(model: str, options: Mapping[str, Any], messages: Sequence[Message]) -> str:

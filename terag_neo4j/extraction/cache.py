@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sqlite3
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,6 +12,7 @@ from pathlib import Path
 from terag_neo4j.documents import Passage, content_hash
 from terag_neo4j.extraction.backends import Extractor
 from terag_neo4j.extraction.concepts import Concept, Extraction
+from terag_neo4j.sqlite_cache import open_cache
 
 log = logging.getLogger(__name__)
 
@@ -25,15 +25,12 @@ class ExtractionCache:
     """
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(
+        self._db = open_cache(
+            path,
             "CREATE TABLE IF NOT EXISTS extraction (key TEXT PRIMARY KEY, concepts TEXT NOT NULL,"
-            " input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL)"
+            " input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL)",
         )
-        self._db.commit()
 
     @staticmethod
     def key(passage_hash: str, backend: str, model: str, version: str) -> str:

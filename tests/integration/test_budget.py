@@ -74,7 +74,10 @@ def test_budget_gives_llm_concepts_to_exactly_the_chosen_passages(
         report = client.index(docs, progress=False)
         assert report.core_target == report.core_passages == report.core_merged == target
         # recorded extractions cost what HippoRAG's NER prompt would have: only core passages pay
-        assert report.input_tokens > 150 * target and report.output_tokens > 0
+        # (another test may have cached these passages' extractions: then they count as cached)
+        spent_in = report.input_tokens + report.cached_input_tokens
+        assert spent_in > 150 * target
+        assert report.output_tokens + report.cached_output_tokens > 0
         assert report.input_per_passage == pytest.approx(
             (report.input_tokens + report.cached_input_tokens) / N
         )
