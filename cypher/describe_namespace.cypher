@@ -1,6 +1,7 @@
 MATCH (n:Namespace {name: $namespace})
 RETURN n.name AS name, n.version AS version, n.extractor AS extractor, n.model AS model,
        toString(n.created) AS created, toString(n.updated) AS updated,
+       coalesce(n.cooccurrence, 'kept') AS cooccurrence,
        COUNT { (p:Passage {namespace: $namespace}) } AS passages,
        COUNT { (c:Concept {namespace: $namespace}) } AS concepts,
        COUNT { (c:Entity {namespace: $namespace}) } AS entities,

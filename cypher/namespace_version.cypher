@@ -1,4 +1,4 @@
 MATCH (n:Namespace {name: $namespace})
 RETURN n.version AS version, n.passages AS passages, n.concepts AS concepts,
        n.extractor AS extractor, n.model AS model, n.extractor_version AS extractor_version,
-       n.epoch AS epoch
+       n.epoch AS epoch, coalesce(n.cooccurrence, 'kept') = 'kept' AS pairs

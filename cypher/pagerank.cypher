@@ -10,7 +10,7 @@ CALL () {
 }
 CALL gds.pageRank.stream($graph, {
   sourceNodes: concepts + $passages, dampingFactor: $damping,
-  maxIterations: $max_iterations, tolerance: $tolerance, concurrency: $concurrency
+  maxIterations: $max_iterations, tolerance: $tolerance, concurrency: $concurrency, logProgress: false
 })
 YIELD nodeId, score
 WITH nodeId, score ORDER BY score DESC LIMIT $candidates

@@ -7,6 +7,6 @@ CALL () {
   RETURN collect([coalesce(c, p), s.weight]) AS sourceNodes
 }
 CALL gds.pageRank.stats($graph, {sourceNodes: sourceNodes, dampingFactor: $damping,
-  maxIterations: $max_iterations, tolerance: $tolerance, concurrency: $concurrency})
+  maxIterations: $max_iterations, tolerance: $tolerance, concurrency: $concurrency, logProgress: false})
 YIELD computeMillis, ranIterations
 RETURN computeMillis, ranIterations

@@ -4,6 +4,10 @@ CREATE CONSTRAINT terag_passage_uid IF NOT EXISTS FOR (p:Passage) REQUIRE p.uid 
 CREATE CONSTRAINT terag_concept_uid IF NOT EXISTS FOR (c:Concept) REQUIRE c.uid IS UNIQUE;
 CREATE CONSTRAINT terag_namespace_name IF NOT EXISTS FOR (n:Namespace) REQUIRE n.name IS UNIQUE;
 CREATE CONSTRAINT terag_ingest_run_id IF NOT EXISTS FOR (r:IngestRun) REQUIRE r.run_id IS UNIQUE;
+// Namespace-wide scans (version counts, projections, exports) seek these instead of scanning
+// every namespace's nodes: a bump_version on 2Wiki took 480 ms beside a 100k-passage namespace.
+CREATE INDEX terag_passage_namespace IF NOT EXISTS FOR (p:Passage) ON (p.namespace);
+CREATE INDEX terag_concept_namespace IF NOT EXISTS FOR (c:Concept) ON (c.namespace);
 CREATE INDEX terag_passage_doc IF NOT EXISTS FOR (p:Passage) ON (p.namespace, p.doc_id);
 CREATE INDEX terag_concept_norm IF NOT EXISTS FOR (c:Concept) ON (c.namespace, c.norm);
 CREATE INDEX terag_cooccurrence_pair IF NOT EXISTS FOR ()-[r:CO_OCCURRENCE]-() ON (r.pair);

@@ -142,6 +142,10 @@ class Settings(BaseSettings):
     # Concept embeddings: `lazy` writes them when semantic matching or SYNONYM edges first need
     # them (the default retrieval never does); `eager` writes them with the concepts
     concept_vectors: Literal["lazy", "eager"] = "lazy"
+    # CO_OCCURRENCE: `lazy` builds a namespace's pairs (in one transaction) the first time a walk
+    # over them needs them (the paper preset); the default walk never reads them, and they are
+    # three quarters of a spaCy graph's write time. `eager` keeps them up to date on every write
+    cooccurrence: Literal["lazy", "eager"] = "lazy"
     synonym_threshold: float = Field(default=0.0, ge=0, le=1)
     synonym_cap: int = Field(default=50, ge=1)
 

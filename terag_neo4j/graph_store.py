@@ -227,6 +227,8 @@ class NamespaceInfo:
     entities: int = 0
     has_passage: int = 0
     co_occurrence: int = 0
+    # 'kept' (every write keeps the pairs) or 'lazy' (none yet: built on first use)
+    cooccurrence: str = "kept"
     runs: list[dict[str, Any]] = field(default_factory=list)
     input_tokens: int = 0
     output_tokens: int = 0
@@ -285,7 +287,15 @@ def _apply_pair_deltas(
         if emptied:
             tx.run(load_cypher("prune_cooccurrence"), pairs=emptied).consume()
     for chunk in _chunks(fresh, batch):
-        tx.run(load_cypher("create_cooccurrence"), rows=chunk).consume()
+        groups: dict[str, list[dict[str, Any]]] = {}
+        for r in chunk:
+            groups.setdefault(r["a"], []).append(
+                {"b": r["b"], "pair": r["pair"], "delta": r["delta"]}
+            )
+        tx.run(
+            load_cypher("create_cooccurrence"),
+            groups=[{"a": a, "rows": rows} for a, rows in groups.items()],
+        ).consume()
 
 
 def _chunks(rows: Sequence[T], size: int) -> Iterator[Sequence[T]]:
@@ -301,10 +311,13 @@ class GraphStore:
         write_batch: int = 1000,
         timeout_s: float = 30.0,
         uri: str | None = None,
+        cooccurrence: str = "eager",
     ) -> None:
         self.driver = driver
         self.database = database
         self.write_batch = write_batch
+        # What a namespace created by this store does with CO_OCCURRENCE (Settings.cooccurrence)
+        self.cooccurrence = cooccurrence
         self.timeout_s = timeout_s
         self.uri = uri or "the configured URI"
 
@@ -317,6 +330,7 @@ class GraphStore:
             settings.write_batch,
             settings.neo4j_timeout_s,
             uri,
+            settings.cooccurrence,
         )
 
     def close(self) -> None:
@@ -408,6 +422,14 @@ class GraphStore:
             out.update({r["id"]: r["hash"] for r in self.read("existing_passages", uids=uids)})
         return out
 
+    def _lock(self, tx: ManagedTransaction, namespace: str) -> str:
+        """Take the namespace's write lock (creating it on first use) and return the state of
+        its CO_OCCURRENCE pairs: 'kept' (every write keeps them), 'lazy' (none yet) or
+        'building' (kept for the passages marked `paired`; `build_cooccurrence` does the rest)."""
+        mode = "lazy" if self.cooccurrence == "lazy" else "kept"
+        rec = tx.run(load_cypher("lock_namespace"), namespace=namespace, cooccurrence=mode).single()
+        return str(rec["cooccurrence"]) if rec else "kept"
+
     def write_passages(
         self,
         namespace: str,
@@ -429,7 +451,7 @@ class GraphStore:
 
         def work(tx: ManagedTransaction) -> WriteStats:
             stats = WriteStats()
-            tx.run(load_cypher("lock_namespace"), namespace=namespace).consume()
+            state = self._lock(tx, namespace)
             uids = [passage_uid(namespace, p.id) for p in passages]
             present = {
                 r["id"]: r["hash"] for r in tx.run(load_cypher("existing_passages"), uids=uids)
@@ -437,14 +459,17 @@ class GraphStore:
             changed = [p for p in passages if p.id in present and present[p.id] != p.hash]
             if changed:
                 stats.deleted_passages += _delete_passages_tx(
-                    tx, [passage_uid(namespace, p.id) for p in changed]
+                    tx, [passage_uid(namespace, p.id) for p in changed], state
                 )
             new = [p for p in passages if present.get(p.id) != p.hash]
             if not new:
                 if stats.deleted_passages:
                     _bump_version_tx(tx, namespace, meta)
                 return stats
-            self._write_new_tx(tx, namespace, new, by_id, vec_by_id, concept_vectors, stats)
+            # While pairs are lazy or being built, a new passage is left to the builder.
+            self._write_new_tx(
+                tx, namespace, new, by_id, vec_by_id, concept_vectors, stats, state == "kept"
+            )
             _bump_version_tx(tx, namespace, meta)
             return stats
 
@@ -470,17 +495,16 @@ class GraphStore:
 
         def work(tx: ManagedTransaction) -> WriteStats:
             stats = WriteStats()
-            tx.run(load_cypher("lock_namespace"), namespace=namespace).consume()
+            state = self._lock(tx, namespace)
             uids = [passage_uid(namespace, p.id) for p in passages]
             pending = {r["id"]: r["hash"] for r in tx.run(load_cypher("core_unmerged"), uids=uids)}
             todo = [p for p in passages if pending.get(p.id) == p.hash]
             if not todo:
                 return stats
             todo_uids = [passage_uid(namespace, p.id) for p in todo]
-            old = {
-                r["passage"]: set(r["concepts"])
-                for r in tx.run(load_cypher("passage_concepts"), uids=todo_uids)
-            }
+            held = [r.data() for r in tx.run(load_cypher("passage_concepts"), uids=todo_uids)]
+            old = {r["passage"]: set(r["concepts"]) for r in held}
+            paired = {r["passage"] for r in held if _pairs_counted(state, r["paired"])}
             concept_rows: dict[str, dict[str, Any]] = {}
             gained: list[dict[str, Any]] = []
             lost: list[dict[str, Any]] = []
@@ -496,8 +520,9 @@ class GraphStore:
                 gained.append({"passage": pu, "concepts": sorted(new - before)})
                 lost.append({"passage": pu, "concepts": sorted(before - new)})
                 counts.append({"passage": pu, "count": len(new)})
-                pair_delta.update(_pairs(new) - _pairs(before))
-                pair_delta.subtract(_pairs(before) - _pairs(new))
+                if pu in paired:
+                    pair_delta.update(_pairs(new) - _pairs(before))
+                    pair_delta.subtract(_pairs(before) - _pairs(new))
             gained_uids = {c for g in gained for c in g["concepts"]}
             wanted = [cu for cu in concept_rows if cu in gained_uids]
             existing: set[str] = set()
@@ -543,8 +568,10 @@ class GraphStore:
         vec_by_id: dict[str, Sequence[float]],
         concept_vectors: dict[str, Sequence[float]],
         stats: WriteStats,
+        pairs_kept: bool = True,
     ) -> None:
-        """Write passages that are not in the graph, with their concepts, links and counts."""
+        """Write passages that are not in the graph, with their concepts, links and counts
+        (CO_OCCURRENCE counts only when the namespace keeps them)."""
         concept_rows: dict[str, dict[str, Any]] = {}
         links: list[dict[str, Any]] = []
         for p in new:
@@ -582,7 +609,7 @@ class GraphStore:
             tx.run(load_cypher("upsert_concepts"), rows=rows, namespace=namespace).consume()
         for rows in _chunks(links, self.write_batch):
             tx.run(load_cypher("link_passages"), rows=rows).consume()
-        pairs = _pair_deltas([link["concepts"] for link in links], +1)
+        pairs = _pair_deltas([link["concepts"] for link in links], +1) if pairs_kept else []
         _apply_pair_deltas(tx, pairs, self.write_batch * 5, created)
         for freq_uids in _chunks(list(concept_rows), self.write_batch * 5):
             tx.run(load_cypher("update_frequency"), uids=freq_uids).consume()
@@ -606,7 +633,7 @@ class GraphStore:
         uids = [passage_uid(namespace, pid) for pid in passage_ids]
 
         def work(tx: ManagedTransaction) -> None:
-            tx.run(load_cypher("lock_namespace"), namespace=namespace).consume()
+            self._lock(tx, namespace)
             for chunk in _chunks(uids, self.write_batch):
                 tx.run(load_cypher("mark_core"), uids=list(chunk), merged=False).consume()
 
@@ -658,9 +685,66 @@ class GraphStore:
             links += self.write_tx(work)
         return links
 
+    def build_cooccurrence(
+        self, namespace: str, batch: int = 1000, max_batches: int | None = None
+    ) -> int | None:
+        """Give a lazy namespace its CO_OCCURRENCE pairs, counted from its HAS_PASSAGE links, and
+        keep them from then on. The number of pair updates, or None when they were kept already.
+
+        One transaction per `batch` passages (the whole of 2Wiki in one outgrows Neo4j's
+        transaction memory): each marks its passages `paired`, so a killed build resumes where it
+        stopped, and writers meanwhile count pairs for marked passages only (`_pairs_counted`),
+        leaving new ones to the builder. The last batch sets the namespace 'kept'.
+        `max_batches` stops after that many transactions; the next call goes on.
+        """
+
+        # Concepts of the passages this call has paired: a pair with a concept outside it cannot
+        # exist yet (writers never create pairs while a build is under way), so it is created
+        # without a lookup. None when resuming a build another call started: look every pair up.
+        seen: set[str] | None = None
+
+        def work(tx: ManagedTransaction) -> tuple[int, set[str], bool] | None:
+            nonlocal seen
+            state = self._lock(tx, namespace)
+            if state == "kept":
+                return None
+            if state == "lazy":
+                tx.run(
+                    load_cypher("set_cooccurrence"), namespace=namespace, state="building"
+                ).consume()
+                seen = set()
+            rows = [
+                r.data()
+                for r in tx.run(load_cypher("unpaired_passages"), namespace=namespace, limit=batch)
+            ]
+            if not rows:
+                tx.run(load_cypher("set_cooccurrence"), namespace=namespace, state="kept").consume()
+                _bump_version_tx(tx, namespace, None)
+                return 0, set(), True
+            concepts = {c for r in rows for c in r["concepts"]}
+            unseen = frozenset(concepts - seen) if seen is not None else frozenset()
+            deltas = _pair_deltas([r["concepts"] for r in rows], +1)
+            _apply_pair_deltas(tx, deltas, self.write_batch * 5, unseen)
+            tx.run(load_cypher("mark_paired"), uids=[r["passage"] for r in rows]).consume()
+            return len(deltas), concepts, False
+
+        total, done = 0, 0
+        while max_batches is None or done < max_batches:
+            step = self.write_tx(work)
+            if step is None:
+                return None if done == 0 else total
+            pairs, concepts, finished = step
+            if finished:  # no passage left: the namespace keeps its pairs from now on
+                break
+            total += pairs
+            done += 1
+            if seen is not None:
+                seen |= concepts
+        return total
+
     def bump_version(self, namespace: str, meta: dict[str, Any] | None = None) -> int:
         def work(tx: ManagedTransaction) -> int:
-            tx.run(load_cypher("lock_namespace"), namespace=namespace).consume()
+            self._lock(tx, namespace)
             return _bump_version_tx(tx, namespace, meta)
 
         return self.write_tx(work)
@@ -684,8 +768,8 @@ class GraphStore:
             return 0
 
         def work(tx: ManagedTransaction) -> int:
-            tx.run(load_cypher("lock_namespace"), namespace=namespace).consume()
-            n = _delete_passages_tx(tx, [passage_uid(namespace, pid) for pid in passage_ids])
+            state = self._lock(tx, namespace)
+            n = _delete_passages_tx(tx, [passage_uid(namespace, pid) for pid in passage_ids], state)
             if n:
                 _bump_version_tx(tx, namespace, meta)
             return n
@@ -702,14 +786,14 @@ class GraphStore:
         self.require_namespace(namespace)
 
         def work(tx: ManagedTransaction) -> int:
-            tx.run(load_cypher("lock_namespace"), namespace=namespace).consume()
+            state = self._lock(tx, namespace)
             uids = [
                 r["uid"]
                 for r in tx.run(
                     load_cypher("document_passages"), namespace=namespace, doc_id=doc_id
                 )
             ]
-            n = _delete_passages_tx(tx, uids)
+            n = _delete_passages_tx(tx, uids, state)
             if n:
                 _bump_version_tx(tx, namespace, None)
             return n
@@ -773,6 +857,7 @@ class GraphStore:
             entities=r["entities"],
             has_passage=r["has_passage"],
             co_occurrence=r["co_occurrence"],
+            cooccurrence=r["cooccurrence"],
             runs=runs,
             # What the graph's extraction cost, including extractions a run took from the cache
             # (a resumed or rebuilt ingest); runs that skipped unchanged passages add nothing.
@@ -803,12 +888,18 @@ def _bump_version_tx(tx: ManagedTransaction, namespace: str, meta: dict[str, Any
     return int(rec["version"]) if rec else 0
 
 
-def _delete_passages_tx(tx: ManagedTransaction, uids: Sequence[str]) -> int:
+def _pairs_counted(state: str, paired: bool | None) -> bool:
+    """Whether a passage's pairs are in the CO_OCCURRENCE counts (see `GraphStore._lock`)."""
+    return state == "kept" or (state == "building" and bool(paired))
+
+
+def _delete_passages_tx(tx: ManagedTransaction, uids: Sequence[str], state: str) -> int:
     if not uids:
         return 0
     rows = [r.data() for r in tx.run(load_cypher("passage_concepts"), uids=list(uids))]
     lists = [r["concepts"] for r in rows]
-    _apply_pair_deltas(tx, _pair_deltas(lists, -1), 5000)
+    counted = [r["concepts"] for r in rows if _pairs_counted(state, r["paired"])]
+    _apply_pair_deltas(tx, _pair_deltas(counted, -1), 5000)
     tx.run(load_cypher("delete_passages"), uids=list(uids)).consume()
     touched = sorted({c for cs in lists for c in cs})
     for chunk in _chunks(touched, 5000):

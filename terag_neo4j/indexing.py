@@ -241,6 +241,13 @@ class Indexer:
             bar.close()
         if self.core_extractor is not None:
             self._budget(ns, report, progress)
+        if self.settings.cooccurrence == "eager":
+            # A namespace made lazily gets its pairs now (a no-op once they are kept).
+            t = time.perf_counter()
+            built = self.store.build_cooccurrence(ns)
+            if built is not None:
+                report.cooccurrence_rows += built
+                report.write_s += time.perf_counter() - t
         if self.settings.synonym_threshold > 0:
             t = time.perf_counter()
             ensure_concept_vectors(self.store, self.embedder, ns)

@@ -335,7 +335,12 @@ class Retriever:
             else np.ones(len(chosen), dtype=np.float32)
         )
         weights = st.passage_seed_weight * scaled / float(scaled.sum())
-        return [[int(ids[i]), float(w)] for i, w in zip(chosen, weights, strict=True) if w > 0]
+        keep = weights > 0
+        # tolist() converts in C: a per-element int()/float() loop cost ~6 ms for 6k passages.
+        return [
+            [node, w]
+            for node, w in zip(ids[chosen][keep].tolist(), weights[keep].tolist(), strict=True)
+        ]
 
     def pagerank(
         self,

@@ -115,8 +115,11 @@ def cpu_flags() -> str:
 
     AMX is switched off: with it, ggml's CPU backend references AMX kernels that live in a
     directory cgo does not compile, and the link fails on Sapphire Rapids and newer.
+    GGML_USE_CPU_REPACK is what llama.cpp's CMake build sets (GGML_CPU_REPACK=ON) and Ollama's
+    cgo build leaves out: it lays Q4_0/Q4_K weights out for the AVX2/AVX-512 GEMM kernels, and
+    made prompt evaluation 1.44x faster for Qwen2.5-1.5B Q4_K_M on a 2-core Xeon.
     """
-    flags = "-O2 -march=native"
+    flags = "-O2 -march=native -DGGML_USE_CPU_REPACK"
     if platform.machine().lower() in {"x86_64", "amd64"}:
         flags += " -mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
     return flags

@@ -29,7 +29,8 @@ def base_settings(neo4j_conn: object, tmp_path_factory: pytest.TempPathFactory) 
 
 @pytest.fixture
 def spacy_client(base_settings: Settings, namespace: str) -> Iterator[TeragClient]:
-    with TeragClient(base_settings, namespace=namespace) as client:
+    """A spaCy client that keeps CO_OCCURRENCE on every write: its tests check pair counts."""
+    with TeragClient(base_settings, namespace=namespace, cooccurrence="eager") as client:
         yield client
 
 

@@ -43,6 +43,7 @@ def _client(settings: Settings, ns: str, **kw: object) -> TeragClient:
         extractor="recorded",
         recorded_extractions=FOLDER / "recorded_extractions.jsonl",
         llm_budget=BETA,
+        cooccurrence="eager",  # the merge must keep pair counts right
         **kw,
     )
 

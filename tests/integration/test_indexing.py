@@ -90,6 +90,95 @@ def test_reingest_is_idempotent_and_add_then_delete_restores_graph(
     assert spacy_client.delete("no-such-doc") == 0
 
 
+def _pairs(client: TeragClient, ns: str) -> dict[tuple[str, str], int]:
+    with client.store.session() as s:
+        rows = s.run(
+            "MATCH (a:Concept {namespace: $ns})-[r:CO_OCCURRENCE]->(b) "
+            "RETURN a.key AS a, b.key AS b, r.count AS n",
+            ns=ns,
+        ).data()
+    return {(r["a"], r["b"]): r["n"] for r in rows}
+
+
+def test_lazy_cooccurrence_is_built_once_when_a_walk_needs_it(
+    base_settings: Settings, namespace: str
+) -> None:
+    eager_ns = f"{namespace}-eager"
+    with (
+        TeragClient(base_settings, namespace=namespace) as lazy,
+        TeragClient(base_settings, namespace=eager_ns, cooccurrence="eager") as eager,
+    ):
+        try:
+            assert lazy.settings.cooccurrence == "lazy"  # the default
+            lazy.index([SAMPLE], progress=False)
+            eager.index([SAMPLE], progress=False)
+            info = lazy.stats()
+            assert (info.cooccurrence, info.co_occurrence) == ("lazy", 0)
+            assert info.has_passage == eager.stats().has_passage
+            # A lazy namespace loses passages without touching pairs.
+            lazy.index(
+                [Document(id="x", title="Bonn", text="Bonn is on the Rhine.")], progress=False
+            )
+            assert lazy.delete("x") == 1
+            lazy.retrieve("Where is Volkswagen based?")  # the default walk does not read pairs
+            assert lazy.stats().co_occurrence == 0
+
+            version = lazy.stats().version
+            with TeragClient(base_settings, namespace=namespace, preset="paper") as paper:
+                assert paper.retrieve("Where is Volkswagen based?").passages
+            info = lazy.stats()
+            assert info.cooccurrence == "kept" and info.version == version + 1
+            assert _pairs(lazy, namespace) == _pairs(eager, eager_ns)  # same pairs and counts
+            assert _consistency(lazy, namespace) == dict.fromkeys(
+                ["bad_freq", "bad_cooc", "missing_cooc", "duplicate_pairs", "orphans"], 0
+            )
+            assert lazy.store.build_cooccurrence(namespace) is None  # built once
+            # From now on every write keeps them, whatever the setting says.
+            lazy.index([Document(id="y", title="Kiel", text="Kiel is in Germany.")], progress=False)
+            assert _consistency(lazy, namespace)["missing_cooc"] == 0
+        finally:
+            eager.drop(eager_ns)
+
+
+def test_a_cooccurrence_build_interrupted_by_writes_ends_with_the_eager_pairs(
+    base_settings: Settings, namespace: str
+) -> None:
+    """A build stopped after one batch (as if killed), with passages added and deleted while it
+    was under way (paired and unpaired ones), resumes to exactly the eagerly kept pairs."""
+    eager_ns = f"{namespace}-eager"
+    extra = Document(id="x", title="Bonn", text="Bonn is on the Rhine in Germany.")
+    with (
+        TeragClient(base_settings, namespace=namespace) as lazy,
+        TeragClient(base_settings, namespace=eager_ns, cooccurrence="eager") as eager,
+    ):
+        try:
+            lazy.index([SAMPLE], progress=False)
+            assert lazy.store.build_cooccurrence(namespace, batch=3, max_batches=1) > 0
+            assert lazy.stats().cooccurrence == "building"
+            with lazy.store.session() as s:
+                docs = s.run(
+                    "MATCH (p:Passage {namespace: $ns}) "
+                    "RETURN p.doc_id AS doc, p.paired AS paired ORDER BY p.uid",
+                    ns=namespace,
+                ).data()
+            paired = next(d["doc"] for d in docs if d["paired"])
+            unpaired = next(d["doc"] for d in docs if not d["paired"] and d["doc"] != paired)
+            lazy.index([extra], progress=False)
+            assert lazy.delete(paired) == 1 and lazy.delete(unpaired) == 1
+            assert lazy.store.build_cooccurrence(namespace, batch=3) is not None
+            assert lazy.stats().cooccurrence == "kept"
+
+            eager.index([SAMPLE], progress=False)
+            eager.index([extra], progress=False)
+            assert eager.delete(paired) == 1 and eager.delete(unpaired) == 1
+            assert _pairs(lazy, namespace) == _pairs(eager, eager_ns)
+            assert _consistency(lazy, namespace) == dict.fromkeys(
+                ["bad_freq", "bad_cooc", "missing_cooc", "duplicate_pairs", "orphans"], 0
+            )
+        finally:
+            eager.drop(eager_ns)
+
+
 def test_changed_document_replaces_its_passage(spacy_client: TeragClient, namespace: str) -> None:
     spacy_client.index(
         [Document(id="d", title="Capitals", text="Paris is in France.")], progress=False

@@ -7,6 +7,7 @@ import json
 import threading
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -37,6 +38,20 @@ def test_completion_has_text_and_token_counts(ollama_llm: OllamaLLM) -> None:
     assert completion.done_reason in {"stop", "length"}
     assert completion.model.startswith(ollama_llm.model)
     assert "<|im_end|>" not in completion.text  # the stop tokens are in force
+
+
+def test_runner_uses_the_repacked_cpu_kernels(
+    ollama_llm: OllamaLLM, ollama_settings: Settings
+) -> None:
+    """The build sets GGML_USE_CPU_REPACK; ggml's runner lists REPACK among its CPU features."""
+    ollama_llm.complete([Message("user", "Say hi.")], stage=Stage.ANSWER, max_tokens=4)
+    port = urlsplit(ollama_settings.ollama_host).port
+    log_path = srv.ollama_dir(ollama_settings) / "logs" / f"serve-{port}.log"
+    if not log_path.is_file():
+        pytest.skip("the Ollama server was not started from this home (no serve log to read)")
+    system = [line for line in log_path.read_text().splitlines() if "msg=system" in line]
+    assert system, "the runner logged no CPU feature line"
+    assert "REPACK=1" in system[-1]
 
 
 class RecordingTransport(httpx.HTTPTransport):
