@@ -45,6 +45,7 @@ def _settings(args: argparse.Namespace) -> Any:
         "llm_budget",
         "budget_selection",
         "budget_merge",
+        "cooccurrence",
     ):
         value = getattr(args, name, None)
         if value is not None:
@@ -271,6 +272,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--budget-merge",
         choices=["add", "replace"],
         help="core passages' LLM concepts are added to spaCy's or replace them (TERAG_BUDGET_MERGE)",
+    )
+    s.add_argument(
+        "--cooccurrence",
+        choices=["lazy", "eager"],
+        help="CO_OCCURRENCE pairs: built when a walk first needs them, or now and kept at every "
+        "write; eager on an indexed namespace only builds them (TERAG_COOCCURRENCE)",
     )
     s.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     common(s)

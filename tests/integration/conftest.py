@@ -37,9 +37,11 @@ def spacy_client(base_settings: Settings, namespace: str) -> Iterator[TeragClien
 @pytest.fixture(scope="module")
 def sample_client(base_settings: Settings) -> Iterator[TeragClient]:
     """The sample corpus indexed once per test module, in its own namespace (dropped after),
-    with SYNONYM edges (the Browser kit shows them)."""
+    with SYNONYM and CO_OCCURRENCE edges (the Browser kit shows them)."""
     ns = f"mod-{uuid.uuid4().hex[:10]}"
-    with TeragClient(base_settings, namespace=ns, synonym_threshold=0.8) as client:
+    with TeragClient(
+        base_settings, namespace=ns, synonym_threshold=0.8, cooccurrence="eager"
+    ) as client:
         client.index([SAMPLE], progress=False)
         try:
             yield client

@@ -15,14 +15,11 @@ from terag_neo4j.documents import Document, to_passages
 from terag_neo4j.extraction import RecordedExtractor, SpacyExtractor, with_title_concepts
 from terag_neo4j.graph_store import GraphStoreError
 
-from .test_indexing import _consistency
+from .test_indexing import CONSISTENT, _consistency
 
 pytestmark = pytest.mark.integration
 FOLDER = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "musique_hipporag_train100"
 N, BETA = 40, 0.25
-CONSISTENT = dict.fromkeys(
-    ["bad_freq", "bad_cooc", "missing_cooc", "duplicate_pairs", "orphans"], 0
-)
 
 
 @pytest.fixture(scope="module")

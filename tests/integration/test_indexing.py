@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,12 @@ from .conftest import SAMPLE
 
 pytestmark = pytest.mark.integration
 DATASETS = Path(__file__).resolve().parents[3] / "shared" / "datasets"
+
+
+# What `_consistency` returns for a graph whose stored counts agree with its structure.
+CONSISTENT = dict.fromkeys(
+    ["bad_freq", "bad_cooc", "missing_cooc", "duplicate_pairs", "orphans"], 0
+)
 
 
 def _consistency(client: TeragClient, ns: str) -> dict[str, int]:
@@ -47,9 +53,7 @@ def test_index_sample_builds_a_consistent_graph(spacy_client: TeragClient, names
     info = spacy_client.stats()
     assert info.passages == 8 and info.concepts > 20 and info.has_passage >= info.concepts
     assert info.co_occurrence > 0 and len(info.runs) == 1
-    assert _consistency(spacy_client, namespace) == dict.fromkeys(
-        ["bad_freq", "bad_cooc", "missing_cooc", "duplicate_pairs", "orphans"], 0
-    )
+    assert _consistency(spacy_client, namespace) == CONSISTENT
     with spacy_client.store.session() as s:
         rec = s.run(
             "MATCH (c:Concept {namespace: $ns, norm: 'volkswagen'}) WHERE c.type <> 'title' "
@@ -100,83 +104,79 @@ def _pairs(client: TeragClient, ns: str) -> dict[tuple[str, str], int]:
     return {(r["a"], r["b"]): r["n"] for r in rows}
 
 
-def test_lazy_cooccurrence_is_built_once_when_a_walk_needs_it(
+@pytest.fixture
+def lazy_and_eager(
     base_settings: Settings, namespace: str
-) -> None:
+) -> Iterator[tuple[TeragClient, TeragClient]]:
+    """A client with the default (lazy) CO_OCCURRENCE on `namespace`, and one that keeps the
+    pairs at every write on a namespace of its own, to compare against."""
     eager_ns = f"{namespace}-eager"
     with (
         TeragClient(base_settings, namespace=namespace) as lazy,
         TeragClient(base_settings, namespace=eager_ns, cooccurrence="eager") as eager,
     ):
         try:
-            assert lazy.settings.cooccurrence == "lazy"  # the default
-            lazy.index([SAMPLE], progress=False)
-            eager.index([SAMPLE], progress=False)
-            info = lazy.stats()
-            assert (info.cooccurrence, info.co_occurrence) == ("lazy", 0)
-            assert info.has_passage == eager.stats().has_passage
-            # A lazy namespace loses passages without touching pairs.
-            lazy.index(
-                [Document(id="x", title="Bonn", text="Bonn is on the Rhine.")], progress=False
-            )
-            assert lazy.delete("x") == 1
-            lazy.retrieve("Where is Volkswagen based?")  # the default walk does not read pairs
-            assert lazy.stats().co_occurrence == 0
-
-            version = lazy.stats().version
-            with TeragClient(base_settings, namespace=namespace, preset="paper") as paper:
-                assert paper.retrieve("Where is Volkswagen based?").passages
-            info = lazy.stats()
-            assert info.cooccurrence == "kept" and info.version == version + 1
-            assert _pairs(lazy, namespace) == _pairs(eager, eager_ns)  # same pairs and counts
-            assert _consistency(lazy, namespace) == dict.fromkeys(
-                ["bad_freq", "bad_cooc", "missing_cooc", "duplicate_pairs", "orphans"], 0
-            )
-            assert lazy.store.build_cooccurrence(namespace) is None  # built once
-            # From now on every write keeps them, whatever the setting says.
-            lazy.index([Document(id="y", title="Kiel", text="Kiel is in Germany.")], progress=False)
-            assert _consistency(lazy, namespace)["missing_cooc"] == 0
+            yield lazy, eager
         finally:
             eager.drop(eager_ns)
+
+
+def test_lazy_cooccurrence_is_built_once_when_a_walk_needs_it(
+    lazy_and_eager: tuple[TeragClient, TeragClient], base_settings: Settings, namespace: str
+) -> None:
+    lazy, eager = lazy_and_eager
+    assert lazy.settings.cooccurrence == "lazy"  # the default
+    lazy.index([SAMPLE], progress=False)
+    eager.index([SAMPLE], progress=False)
+    info = lazy.stats()
+    assert (info.cooccurrence, info.co_occurrence) == ("lazy", 0)
+    assert info.has_passage == eager.stats().has_passage
+    # A lazy namespace loses passages without touching pairs.
+    lazy.index([Document(id="x", title="Bonn", text="Bonn is on the Rhine.")], progress=False)
+    assert lazy.delete("x") == 1
+    lazy.retrieve("Where is Volkswagen based?")  # the default walk does not read pairs
+    assert lazy.stats().co_occurrence == 0
+
+    version = lazy.stats().version
+    with TeragClient(base_settings, namespace=namespace, preset="paper") as paper:
+        assert paper.retrieve("Where is Volkswagen based?").passages
+    info = lazy.stats()
+    assert info.cooccurrence == "kept" and info.version == version + 1
+    assert _pairs(lazy, namespace) == _pairs(eager, eager.settings.namespace)
+    assert _consistency(lazy, namespace) == CONSISTENT
+    assert lazy.store.build_cooccurrence(namespace) is None  # built once
+    # From now on every write keeps them, whatever the setting says.
+    lazy.index([Document(id="y", title="Kiel", text="Kiel is in Germany.")], progress=False)
+    assert _consistency(lazy, namespace)["missing_cooc"] == 0
 
 
 def test_a_cooccurrence_build_interrupted_by_writes_ends_with_the_eager_pairs(
-    base_settings: Settings, namespace: str
+    lazy_and_eager: tuple[TeragClient, TeragClient], namespace: str
 ) -> None:
     """A build stopped after one batch (as if killed), with passages added and deleted while it
     was under way (paired and unpaired ones), resumes to exactly the eagerly kept pairs."""
-    eager_ns = f"{namespace}-eager"
+    lazy, eager = lazy_and_eager
     extra = Document(id="x", title="Bonn", text="Bonn is on the Rhine in Germany.")
-    with (
-        TeragClient(base_settings, namespace=namespace) as lazy,
-        TeragClient(base_settings, namespace=eager_ns, cooccurrence="eager") as eager,
-    ):
-        try:
-            lazy.index([SAMPLE], progress=False)
-            assert lazy.store.build_cooccurrence(namespace, batch=3, max_batches=1) > 0
-            assert lazy.stats().cooccurrence == "building"
-            with lazy.store.session() as s:
-                docs = s.run(
-                    "MATCH (p:Passage {namespace: $ns}) "
-                    "RETURN p.doc_id AS doc, p.paired AS paired ORDER BY p.uid",
-                    ns=namespace,
-                ).data()
-            paired = next(d["doc"] for d in docs if d["paired"])
-            unpaired = next(d["doc"] for d in docs if not d["paired"] and d["doc"] != paired)
-            lazy.index([extra], progress=False)
-            assert lazy.delete(paired) == 1 and lazy.delete(unpaired) == 1
-            assert lazy.store.build_cooccurrence(namespace, batch=3) is not None
-            assert lazy.stats().cooccurrence == "kept"
+    lazy.index([SAMPLE], progress=False)
+    assert (lazy.store.build_cooccurrence(namespace, batch=3, max_batches=1) or 0) > 0
+    assert lazy.stats().cooccurrence == "building"
+    with lazy.store.session() as s:
+        docs = s.run(
+            "MATCH (p:Passage {namespace: $ns}) RETURN p.doc_id AS doc, p.paired AS paired",
+            ns=namespace,
+        ).data()
+    paired = next(d["doc"] for d in docs if d["paired"])
+    unpaired = next(d["doc"] for d in docs if not d["paired"])
+    lazy.index([extra], progress=False)
+    assert lazy.delete(paired) == 1 and lazy.delete(unpaired) == 1
+    assert lazy.store.build_cooccurrence(namespace, batch=3) is not None
+    assert lazy.stats().cooccurrence == "kept"
 
-            eager.index([SAMPLE], progress=False)
-            eager.index([extra], progress=False)
-            assert eager.delete(paired) == 1 and eager.delete(unpaired) == 1
-            assert _pairs(lazy, namespace) == _pairs(eager, eager_ns)
-            assert _consistency(lazy, namespace) == dict.fromkeys(
-                ["bad_freq", "bad_cooc", "missing_cooc", "duplicate_pairs", "orphans"], 0
-            )
-        finally:
-            eager.drop(eager_ns)
+    for docs_in in ([SAMPLE], [extra]):
+        eager.index(docs_in, progress=False)
+    assert eager.delete(paired) == 1 and eager.delete(unpaired) == 1
+    assert _pairs(lazy, namespace) == _pairs(eager, eager.settings.namespace)
+    assert _consistency(lazy, namespace) == CONSISTENT
 
 
 def test_changed_document_replaces_its_passage(spacy_client: TeragClient, namespace: str) -> None:
