@@ -308,11 +308,11 @@ class Retriever:
         with self._vectors_lock:
             cached = self._vectors.get(namespace)
             if cached is None or cached[0] != version:
-                rows = self.store.read("passage_vectors", namespace=namespace)
+                rows, matrix = self.store.read_vectors(
+                    "passage_vectors", "embedding", namespace=namespace
+                )
                 ids = np.asarray([r["node"] for r in rows], dtype=np.int64)
-                dim = len(rows[0]["embedding"]) if rows else 0
-                matrix = np.asarray([r["embedding"] for r in rows], dtype=np.float32)
-                cached = (version, ids, matrix.reshape(len(rows), dim))
+                cached = (version, ids, matrix)
                 self._vectors[namespace] = cached
         return cached[1], cached[2]
 

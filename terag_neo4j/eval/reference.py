@@ -94,8 +94,8 @@ def top_passages(
 
 
 def passage_vectors(store: GraphStore, namespace: str) -> tuple[list[str], npt.NDArray[np.float64]]:
-    rows = store.read("passage_vectors", namespace=namespace)
-    return [r["uid"] for r in rows], np.asarray([r["embedding"] for r in rows], dtype=np.float64)
+    rows, matrix = store.read_vectors("passage_vectors", "embedding", namespace=namespace)
+    return [r["uid"] for r in rows], matrix.astype(np.float64)
 
 
 def passage_seeds(
