@@ -138,6 +138,11 @@ def cpu_key() -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:10]
 
 
+def serve_log(settings: Settings, port: int | None) -> Path:
+    """Where `start` writes the log of the server it runs on `port`."""
+    return ollama_dir(settings) / "logs" / f"serve-{port}.log"
+
+
 def models_dir(settings: Settings) -> Path:
     return ollama_dir(settings) / "models"
 
@@ -390,7 +395,7 @@ def start(
     models = models_dir(settings)
     models.mkdir(parents=True, exist_ok=True)
     port = urlsplit(url).port
-    log_path = ollama_dir(settings) / "logs" / f"serve-{port}.log"
+    log_path = serve_log(settings, port)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
     env.update(

@@ -46,7 +46,7 @@ def test_runner_uses_the_repacked_cpu_kernels(
     """The build sets GGML_USE_CPU_REPACK; ggml's runner lists REPACK among its CPU features."""
     ollama_llm.complete([Message("user", "Say hi.")], stage=Stage.ANSWER, max_tokens=4)
     port = urlsplit(ollama_settings.ollama_host).port
-    log_path = srv.ollama_dir(ollama_settings) / "logs" / f"serve-{port}.log"
+    log_path = srv.serve_log(ollama_settings, port)
     if not log_path.is_file():
         pytest.skip("the Ollama server was not started from this home (no serve log to read)")
     system = [line for line in log_path.read_text().splitlines() if "msg=system" in line]
