@@ -29,9 +29,9 @@ from typing import Any, TypeVar
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
 from terag_neo4j.documents import Document
-from terag_neo4j.graph_store import NamespaceInfo
 from terag_neo4j.indexing import IngestReport
 from terag_neo4j.retrieval import AnswerResult, RetrievalResult
+from terag_neo4j.store import NamespaceInfo
 
 T = TypeVar("T")
 

@@ -22,7 +22,7 @@ from typing import Literal
 from terag_neo4j import gds
 from terag_neo4j.config import Settings
 from terag_neo4j.extraction import TITLE, Concept, dedupe
-from terag_neo4j.graph_store import GraphStore
+from terag_neo4j.store import GraphStore
 
 log = logging.getLogger(__name__)
 

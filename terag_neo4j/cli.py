@@ -355,7 +355,7 @@ class UsageError(ValueError):
 
 def _error_line(e: BaseException) -> tuple[str, int]:
     from terag_neo4j.documents import InputError, InputNotFound
-    from terag_neo4j.graph_store import GraphStoreError, NamespaceNotFound
+    from terag_neo4j.store import GraphStoreError, NamespaceNotFound
 
     if isinstance(e, NamespaceNotFound | InputNotFound | FileNotFoundError):
         return str(e), EXIT_NOT_FOUND

@@ -18,10 +18,10 @@ from terag_neo4j.config import ExtractorName, Settings
 from terag_neo4j.documents import Document, InputError, load_documents
 from terag_neo4j.embeddings import CachedEmbedder, Embedder
 from terag_neo4j.extraction import ExtractionCache, Extractor, make_extractor
-from terag_neo4j.graph_store import GraphStore, NamespaceInfo, check_namespace, neo4j_errors
 from terag_neo4j.indexing import Indexer, IngestReport
 from terag_neo4j.llm import OllamaLLM, TokenLedger
 from terag_neo4j.retrieval import AnswerResult, RetrievalResult, Retriever
+from terag_neo4j.store import GraphStore, NamespaceInfo, check_namespace, neo4j_errors
 
 log = logging.getLogger(__name__)
 

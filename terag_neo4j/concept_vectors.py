@@ -17,7 +17,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from terag_neo4j.graph_store import GraphStore
+from terag_neo4j.store import GraphStore
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from neo4j.exceptions import ClientError
 
 from terag_neo4j.config import Settings
 from terag_neo4j.extraction import CONCEPT, TITLE
-from terag_neo4j.graph_store import GraphStore, GraphStoreError
+from terag_neo4j.store import GraphStore, GraphStoreError
 
 log = logging.getLogger(__name__)
 

@@ -29,7 +29,7 @@ from terag_neo4j.extraction import (
     extract_with_cache,
     with_title_concepts,
 )
-from terag_neo4j.graph_store import (
+from terag_neo4j.store import (
     GraphStore,
     GraphStoreError,
     Neo4jUnavailable,

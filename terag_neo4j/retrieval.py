@@ -24,9 +24,9 @@ from terag_neo4j.concept_vectors import ensure_concept_vectors
 from terag_neo4j.config import Settings
 from terag_neo4j.embeddings import CachedEmbedder, Embedder
 from terag_neo4j.extraction import Concept, Extractor, normalize_name
-from terag_neo4j.graph_store import GraphStore, check_namespace
 from terag_neo4j.linking import question_spans, select_links, span_norms
 from terag_neo4j.llm import Message, OllamaLLM, Stage
+from terag_neo4j.store import GraphStore, check_namespace
 
 log = logging.getLogger(__name__)
 

@@ -243,7 +243,7 @@ class BenchRunner:
 
     def run_extractor(self, extractor: str) -> None:
         from terag_neo4j.client import TeragClient
-        from terag_neo4j.graph_store import NamespaceNotFound
+        from terag_neo4j.store import NamespaceNotFound
 
         ns = namespace_for(self.dataset, extractor, self.config.namespace_prefix)
         with TeragClient(

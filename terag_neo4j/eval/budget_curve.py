@@ -53,7 +53,7 @@ def curve_namespace(dataset: Dataset, extractor: str, rule: str, merge: str, pre
 
 def run_budget_curve(settings: Settings, dataset: Dataset, cfg: CurveConfig) -> dict[str, Any]:
     from terag_neo4j.client import TeragClient
-    from terag_neo4j.graph_store import NamespaceNotFound
+    from terag_neo4j.store import NamespaceNotFound
 
     runner = BenchRunner(settings, dataset, BenchConfig(methods=["terag"], progress=cfg.progress))
     passages = list(

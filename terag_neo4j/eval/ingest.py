@@ -42,7 +42,7 @@ def run_one(
     settings: Settings, namespace: str, docs: list[Document], batch: int | None = None
 ) -> dict[str, Any]:
     from terag_neo4j.client import TeragClient
-    from terag_neo4j.graph_store import NamespaceNotFound
+    from terag_neo4j.store import NamespaceNotFound
 
     overrides: dict[str, Any] = {"namespace": namespace}
     if batch is not None:

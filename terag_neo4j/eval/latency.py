@@ -95,7 +95,7 @@ def cmd_bench_latency(args: argparse.Namespace) -> int:
         top_passages,
     )
     from terag_neo4j.eval.runinfo import write_result
-    from terag_neo4j.graph_store import passage_uid
+    from terag_neo4j.store import passage_uid
 
     dataset = load_dataset(args.dataset, limit=args.limit)
     questions = dataset.questions

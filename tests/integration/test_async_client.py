@@ -10,7 +10,7 @@ import pytest
 from terag_neo4j.aio import AsyncTeragClient
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
-from terag_neo4j.graph_store import NamespaceNotFound
+from terag_neo4j.store import NamespaceNotFound
 
 from .conftest import SAMPLE
 

@@ -13,7 +13,7 @@ from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
 from terag_neo4j.documents import Document, to_passages
 from terag_neo4j.extraction import RecordedExtractor, SpacyExtractor, with_title_concepts
-from terag_neo4j.graph_store import GraphStoreError
+from terag_neo4j.store import GraphStoreError
 
 from .test_indexing import CONSISTENT, _consistency
 

@@ -7,7 +7,7 @@ import pytest
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
-from terag_neo4j.graph_store import GraphStoreError
+from terag_neo4j.store import GraphStoreError
 
 from .conftest import SAMPLE
 

@@ -253,7 +253,7 @@ def test_interrupted_ingest_resumes_to_the_same_graph(
 
 
 def test_empty_input_and_unknown_namespace(spacy_client: TeragClient) -> None:
-    from terag_neo4j.graph_store import NamespaceNotFound
+    from terag_neo4j.store import NamespaceNotFound
 
     r = spacy_client.index([Document(id="e", text="   ")], progress=False)
     assert r.passages_total == 0 and r.warnings

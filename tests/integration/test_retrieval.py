@@ -13,8 +13,8 @@ from terag_neo4j.eval.reference import (
     personalized_pagerank,
     top_passages,
 )
-from terag_neo4j.graph_store import NamespaceNotFound, passage_uid
 from terag_neo4j.retrieval import RetrievalError
+from terag_neo4j.store import NamespaceNotFound, passage_uid
 
 from .conftest import SAMPLE
 

@@ -9,7 +9,7 @@ import pytest
 
 from terag_neo4j.documents import load_documents
 from terag_neo4j.gds import projection_name_re
-from terag_neo4j.graph_store import check_namespace
+from terag_neo4j.store import check_namespace
 
 
 def _tree(tmp_path: Path) -> Path:

@@ -13,7 +13,7 @@ import pytest
 from neo4j import GraphDatabase
 
 from terag_neo4j.config import Settings
-from terag_neo4j.graph_store import GraphStore, Neo4jUnavailable, driver_config
+from terag_neo4j.store import GraphStore, Neo4jUnavailable, driver_config
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -79,7 +79,7 @@ def test_errors_of_a_stopping_server_count_as_unavailable() -> None:
     fault, so the client reports the server unavailable rather than the query wrong."""
     from neo4j.exceptions import ClientError, Neo4jError
 
-    from terag_neo4j.graph_store import stopping
+    from terag_neo4j.store import stopping
 
     bare = ClientError()  # what a query caught by a restart's shutdown raised in the fault test
     shutdown = Neo4jError._hydrate_neo4j(

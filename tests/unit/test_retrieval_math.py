@@ -2,8 +2,8 @@
 
 import pytest
 
-from terag_neo4j.graph_store import _pair_deltas, pair_key
 from terag_neo4j.retrieval import MatchedConcept, RetrievedPassage, restart_weights, rrf_fuse
+from terag_neo4j.store.pairs import pair_deltas, pair_key
 
 
 def m(uid: str, kind: str, s: float, f: int) -> MatchedConcept:
@@ -46,10 +46,10 @@ def test_non_positive_similarity_gets_no_weight() -> None:
 
 
 def test_pair_deltas_count_each_unordered_pair_once_per_passage() -> None:
-    rows = _pair_deltas([["b", "a", "c"], ["a", "b"], ["a", "a"]], +1)
+    rows = pair_deltas([["b", "a", "c"], ["a", "b"], ["a", "a"]], +1)
     got = {(r["a"], r["b"]): r["delta"] for r in rows}
     assert got == {("a", "b"): 2, ("a", "c"): 1, ("b", "c"): 1}
-    (row,) = _pair_deltas([["y", "x"]], -1)
+    (row,) = pair_deltas([["y", "x"]], -1)
     assert (row["a"], row["b"], row["delta"]) == ("x", "y", -1)
     assert row["pair"] == pair_key("x", "y") != pair_key("y", "x")
 

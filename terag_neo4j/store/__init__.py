@@ -1,0 +1,54 @@
+"""Graph-store stage: everything that reads or writes Neo4j, one job per module.
+
+`GraphStore` is composed of mixins over :class:`~terag_neo4j.store.core.StoreCore` (sessions,
+retries, the namespace lock): :mod:`~terag_neo4j.store.passages` (passage writes),
+:mod:`~terag_neo4j.store.budget_state`, :mod:`~terag_neo4j.store.synonyms`,
+:mod:`~terag_neo4j.store.cooccurrence` (the lazy pair builder) and
+:mod:`~terag_neo4j.store.namespaces` (administration). Reaching Neo4j and its errors are in
+:mod:`~terag_neo4j.store.connection`, the Cypher text in :mod:`~terag_neo4j.store.cypher`
+(from `cypher/*.cypher`), CO_OCCURRENCE arithmetic in :mod:`~terag_neo4j.store.pairs`.
+"""
+
+from terag_neo4j.store.budget_state import BudgetState
+from terag_neo4j.store.connection import (
+    GraphStoreError,
+    NamespaceNotFound,
+    Neo4jUnavailable,
+    connect,
+    connection_target,
+    driver_config,
+    neo4j_errors,
+    one_line,
+    stopping,
+)
+from terag_neo4j.store.cooccurrence import CooccurrenceBuilder
+from terag_neo4j.store.cypher import cypher_statements, load_cypher
+from terag_neo4j.store.ids import check_namespace, concept_uid, passage_uid
+from terag_neo4j.store.namespaces import NamespaceInfo
+from terag_neo4j.store.passages import PassageWrites, WriteStats
+from terag_neo4j.store.synonyms import Synonyms
+
+
+class GraphStore(PassageWrites, BudgetState, Synonyms, CooccurrenceBuilder):
+    """One Neo4j database: every query of the project goes through an instance of this."""
+
+
+__all__ = [
+    "GraphStore",
+    "GraphStoreError",
+    "NamespaceInfo",
+    "NamespaceNotFound",
+    "Neo4jUnavailable",
+    "WriteStats",
+    "check_namespace",
+    "concept_uid",
+    "connect",
+    "connection_target",
+    "cypher_statements",
+    "driver_config",
+    "load_cypher",
+    "neo4j_errors",
+    "one_line",
+    "passage_uid",
+    "stopping",
+]

@@ -1,0 +1,195 @@
+"""The store's plumbing: sessions, retries and error translation around every query, the schema,
+and the namespace write lock and version that every write goes through.
+
+The other store modules are mixins on `StoreCore`; each adds one job's queries on top of `read`,
+`execute` and `write_tx`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Self, TypeVar
+
+import neo4j
+import numpy as np
+import numpy.typing as npt
+from neo4j import Driver, ManagedTransaction
+from neo4j.exceptions import ClientError
+from tenacity import (
+    Retrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+    stop_after_delay,
+    wait_exponential,
+)
+
+from terag_neo4j.config import Settings
+from terag_neo4j.store.connection import (
+    CONNECTION_ERRORS,
+    connect,
+    connection_target,
+    neo4j_errors,
+)
+from terag_neo4j.store.cypher import cypher_statements, load_cypher
+
+T = TypeVar("T")
+
+
+def chunks(rows: Sequence[T], size: int) -> Iterator[Sequence[T]]:
+    for i in range(0, len(rows), size):
+        yield rows[i : i + size]
+
+
+def bump_version_tx(tx: ManagedTransaction, namespace: str, meta: dict[str, Any] | None) -> int:
+    """Bump the namespace version, so a GDS projection built before this write is never used
+    after it (`meta` is stored with the namespace)."""
+    rec = tx.run(load_cypher("bump_version"), namespace=namespace, meta=meta or {}).single()
+    return int(rec["version"]) if rec else 0
+
+
+class StoreCore:
+    def __init__(
+        self,
+        driver: Driver,
+        database: str = "neo4j",
+        write_batch: int = 1000,
+        timeout_s: float = 30.0,
+        uri: str | None = None,
+        cooccurrence: str = "eager",
+    ) -> None:
+        self.driver = driver
+        self.database = database
+        self.write_batch = write_batch
+        # What a namespace created by this store does with CO_OCCURRENCE (Settings.cooccurrence)
+        self.cooccurrence = cooccurrence
+        self.timeout_s = timeout_s
+        self.uri = uri or "the configured URI"
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Self:
+        uri, user, password = connection_target(settings)
+        return cls(
+            connect(settings, (uri, user, password)),
+            settings.neo4j_database,
+            settings.write_batch,
+            settings.neo4j_timeout_s,
+            uri,
+            settings.cooccurrence,
+        )
+
+    def close(self) -> None:
+        self.driver.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def session(self, read: bool = False) -> neo4j.Session:
+        """`read=True` for GDS calls: in a cluster they must reach the secondary that runs GDS
+        (and holds the projections), and a routing driver sends read sessions to secondaries."""
+        if read:
+            return self.driver.session(
+                database=self.database, default_access_mode=neo4j.READ_ACCESS
+            )
+        return self.driver.session(database=self.database)
+
+    def _retrying(self) -> Retrying:
+        """Retries on top of the driver's own, only within the first fifth of the time budget.
+
+        The driver already retries a transaction function on connection and transient errors;
+        this adds quick retries for failures outside it (a session lost between transactions)
+        without stacking full retry rounds: a call on a dead server fails within the budget.
+        """
+        return Retrying(
+            retry=retry_if_exception_type(CONNECTION_ERRORS),
+            stop=stop_after_attempt(3) | stop_after_delay(self.timeout_s / 5),
+            wait=wait_exponential(multiplier=0.25, max=2),
+            reraise=True,
+        )
+
+    def _call(self, fn: Callable[[], T]) -> T:
+        with neo4j_errors(self.uri):
+            result: T = self._retrying()(fn)
+        return result
+
+    def read(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        def run() -> list[dict[str, Any]]:
+            with self.session() as s:
+                return s.execute_read(
+                    lambda tx: [r.data() for r in tx.run(load_cypher(name), **params)]
+                )
+
+        return self._call(run)
+
+    def read_vectors(
+        self, name: str, vector: str, **params: Any
+    ) -> tuple[list[dict[str, Any]], npt.NDArray[np.float32]]:
+        """A query's rows without their `vector` field, and those vectors as float32 rows.
+
+        The rows are packed into arrays as they stream in: as Python lists the passage vectors
+        of a 1M-passage namespace would take about 12 GB, as float32 1.5 GB.
+        """
+
+        def work(tx: ManagedTransaction) -> tuple[list[dict[str, Any]], npt.NDArray[np.float32]]:
+            rows: list[dict[str, Any]] = []
+            blocks: list[npt.NDArray[np.float32]] = []
+            block: list[Any] = []
+            for rec in tx.run(load_cypher(name), **params):
+                data = rec.data()
+                block.append(data.pop(vector))
+                rows.append(data)
+                if len(block) == 10_000:
+                    blocks.append(np.asarray(block, dtype=np.float32))
+                    block = []
+            if block:
+                blocks.append(np.asarray(block, dtype=np.float32))
+            matrix = np.concatenate(blocks) if blocks else np.zeros((0, 0), dtype=np.float32)
+            return rows, matrix
+
+        def run() -> tuple[list[dict[str, Any]], npt.NDArray[np.float32]]:
+            with self.session() as s:
+                return s.execute_read(work)
+
+        return self._call(run)
+
+    def execute(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        """An auto-commit query (GDS catalog procedures: projecting, dropping in-memory graphs),
+        with the retries and error translation of `read`. It runs in a read session: GDS's
+        procedures only read the database, and in a cluster they must reach the secondary that
+        runs GDS and holds the projections."""
+
+        def run() -> list[dict[str, Any]]:
+            with self.session(read=True) as s:
+                return [r.data() for r in s.run(load_cypher(name), **params)]
+
+        return self._call(run)
+
+    def write_tx(self, fn: Callable[[ManagedTransaction], T]) -> T:
+        def run() -> T:
+            with self.session() as s:
+                return s.execute_write(fn)
+
+        return self._call(run)
+
+    def ensure_schema(self) -> None:
+        def run() -> None:  # idempotent, so safe to retry as a whole
+            with self.session() as s:
+                for stmt in cypher_statements("schema"):
+                    try:
+                        s.run(stmt).consume()
+                    except ClientError as e:
+                        # An equivalent index under another name (made by hand) is not an error.
+                        if "EquivalentSchemaRule" not in (e.code or ""):
+                            raise
+
+        self._call(run)
+
+    def _lock(self, tx: ManagedTransaction, namespace: str) -> str:
+        """Take the namespace's write lock (creating it on first use) and return the state of
+        its CO_OCCURRENCE pairs: 'kept' (every write keeps them), 'lazy' (none yet) or
+        'building' (kept for the passages marked `paired`; `build_cooccurrence` does the rest)."""
+        mode = "lazy" if self.cooccurrence == "lazy" else "kept"
+        rec = tx.run(load_cypher("lock_namespace"), namespace=namespace, cooccurrence=mode).single()
+        return str(rec["cooccurrence"]) if rec else "kept"

@@ -1,0 +1,34 @@
+"""The Cypher text of `cypher/*.cypher`, loaded by name.
+
+The statements live in files so a person can paste the same text into Neo4j Browser. Every
+statement takes parameters; nothing user-supplied is ever spliced into query text.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+# terag_neo4j/store/cypher.py -> the checkout's cypher/ folder (absent in an installed wheel)
+_SOURCE_CYPHER = Path(__file__).resolve().parents[2] / "cypher"
+
+
+@cache
+def load_cypher(name: str) -> str:
+    """The text of `cypher/<name>.cypher`: from the source tree, else as packaged in a wheel."""
+    path = _SOURCE_CYPHER / f"{name}.cypher"
+    if path.is_file():
+        return path.read_text(encoding="utf-8")
+    return (
+        resources.files("terag_neo4j.cypher").joinpath(f"{name}.cypher").read_text(encoding="utf-8")
+    )
+
+
+def cypher_statements(name: str) -> list[str]:
+    """A multi-statement file split on `;` at line ends, comments removed."""
+    text = "\n".join(
+        line for line in load_cypher(name).splitlines() if not line.lstrip().startswith("//")
+    )
+    return [s.strip() for s in re.split(r";\s*\n", text) if s.strip().rstrip(";").strip()]

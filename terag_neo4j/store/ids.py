@@ -1,0 +1,25 @@
+"""How namespaces, passages and concepts are named in the graph."""
+
+from __future__ import annotations
+
+import re
+
+from terag_neo4j.extraction import Concept
+
+NAMESPACE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # always used with fullmatch
+
+
+def check_namespace(namespace: str) -> str:
+    if not isinstance(namespace, str) or not NAMESPACE_RE.fullmatch(namespace):
+        raise ValueError(
+            f"invalid namespace {namespace!r}: use 1-64 letters, digits, '_' or '-', starting with a letter or digit"
+        )
+    return namespace
+
+
+def passage_uid(namespace: str, passage_id: str) -> str:
+    return f"{namespace}|{passage_id}"
+
+
+def concept_uid(namespace: str, concept: Concept) -> str:
+    return f"{namespace}|{concept.key}"

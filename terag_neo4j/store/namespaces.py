@@ -1,0 +1,130 @@
+"""Namespace administration: list, describe, require and drop namespaces, their version and
+ingest-run records, and a fingerprint of a namespace's whole graph.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from neo4j import ManagedTransaction
+
+from terag_neo4j.store.connection import NamespaceNotFound
+from terag_neo4j.store.core import StoreCore, bump_version_tx
+from terag_neo4j.store.cypher import cypher_statements, load_cypher
+from terag_neo4j.store.ids import check_namespace
+
+
+@dataclass
+class NamespaceInfo:
+    name: str
+    version: int
+    passages: int
+    concepts: int
+    extractor: str | None = None
+    model: str | None = None
+    created: str | None = None
+    updated: str | None = None
+    entities: int = 0
+    has_passage: int = 0
+    co_occurrence: int = 0
+    # 'kept' (every write keeps the pairs) or 'lazy' (none yet: built on first use)
+    cooccurrence: str = "kept"
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class NamespaceAdmin(StoreCore):
+    def bump_version(self, namespace: str, meta: dict[str, Any] | None = None) -> int:
+        def work(tx: ManagedTransaction) -> int:
+            self._lock(tx, namespace)
+            return bump_version_tx(tx, namespace, meta)
+
+        return self.write_tx(work)
+
+    def record_run(self, namespace: str, run: dict[str, Any]) -> None:
+        self.write_tx(
+            lambda tx: tx.run(load_cypher("record_run"), namespace=namespace, run=run).consume()
+        )
+
+    def drop_namespace(self, namespace: str) -> None:
+        def run() -> None:  # batched deletes: a retry continues where the last one stopped
+            with self.session() as s:
+                for stmt in cypher_statements("drop_namespace"):
+                    s.run(stmt, namespace=namespace).consume()
+
+        self._call(run)
+
+    def namespaces(self) -> list[NamespaceInfo]:
+        return [
+            NamespaceInfo(
+                name=r["name"],
+                version=r["version"] or 0,
+                passages=r["passages"] or 0,
+                concepts=r["concepts"] or 0,
+                extractor=r["extractor"],
+                model=r["model"],
+                created=r["created"],
+                updated=r["updated"],
+                input_tokens=r["input_tokens"] or 0,
+                output_tokens=r["output_tokens"] or 0,
+            )
+            for r in self.read("namespaces")
+        ]
+
+    def require_namespace(self, namespace: str) -> None:
+        check_namespace(namespace)
+        if not self.read("namespace_version", namespace=namespace):
+            known = ", ".join(n.name for n in self.namespaces()) or "none yet"
+            raise NamespaceNotFound(
+                f"namespace {namespace!r} does not exist (known: {known}); index documents into it first"
+            )
+
+    def describe(self, namespace: str) -> NamespaceInfo:
+        check_namespace(namespace)
+        rows = self.read("describe_namespace", namespace=namespace)
+        if not rows:
+            self.require_namespace(namespace)
+        r = rows[0]
+        runs = [
+            {k: (str(v) if hasattr(v, "iso_format") else v) for k, v in run.items()}
+            for run in r["runs"]
+        ]
+        return NamespaceInfo(
+            name=r["name"],
+            version=r["version"] or 0,
+            passages=r["passages"],
+            concepts=r["concepts"],
+            extractor=r["extractor"],
+            model=r["model"],
+            created=r["created"],
+            updated=r["updated"],
+            entities=r["entities"],
+            has_passage=r["has_passage"],
+            co_occurrence=r["co_occurrence"],
+            cooccurrence=r["cooccurrence"],
+            runs=runs,
+            # What the graph's extraction cost, including extractions a run took from the cache
+            # (a resumed or rebuilt ingest); runs that skipped unchanged passages add nothing.
+            input_tokens=sum(
+                int(x.get("input_tokens") or 0) + int(x.get("cached_input_tokens") or 0)
+                for x in runs
+            ),
+            output_tokens=sum(
+                int(x.get("output_tokens") or 0) + int(x.get("cached_output_tokens") or 0)
+                for x in runs
+            ),
+        )
+
+    def fingerprint(self, namespace: str) -> str:
+        """A hash of the whole namespace graph: equal before and after an idempotent re-ingest."""
+        rows = self.read("fingerprint", namespace=namespace)
+        h = hashlib.sha256()
+        for part in ("passages", "concepts", "links", "cooc"):
+            for item in sorted(rows[0][part]):
+                h.update(item.encode())
+                h.update(b"\n")
+            h.update(b"|")
+        return h.hexdigest()

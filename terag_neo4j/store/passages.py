@@ -1,0 +1,305 @@
+"""Passage writes: add, replace (budget mode's merged concepts) and delete passages, each in one
+transaction that keeps concept frequencies, CO_OCCURRENCE counts and the namespace version right.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from neo4j import ManagedTransaction
+
+from terag_neo4j.documents import Passage
+from terag_neo4j.extraction import Concept, Extraction
+from terag_neo4j.store.core import bump_version_tx, chunks
+from terag_neo4j.store.cypher import load_cypher
+from terag_neo4j.store.ids import concept_uid, passage_uid
+from terag_neo4j.store.namespaces import NamespaceAdmin
+from terag_neo4j.store.pairs import (
+    apply_pair_deltas,
+    pair_deltas,
+    pair_key,
+    pairs_counted,
+    pairs_of,
+)
+
+
+@dataclass
+class WriteStats:
+    passages: int = 0
+    concepts_touched: int = 0
+    has_passage: int = 0
+    cooccurrence_rows: int = 0
+    deleted_passages: int = 0
+
+
+def _concept_row(uid: str, c: Concept, vectors: dict[str, Sequence[float]]) -> dict[str, Any]:
+    return {
+        "uid": uid,
+        "key": c.key,
+        "type": c.type,
+        "norm": c.norm,
+        "name": c.name,
+        "kind": "entity" if c.is_entity else "concept",
+        # absent: written when first needed (concept_vectors.py)
+        "embedding": list(map(float, vectors[c.key])) if c.key in vectors else None,
+    }
+
+
+def delete_passages_tx(tx: ManagedTransaction, uids: Sequence[str], state: str) -> int:
+    if not uids:
+        return 0
+    rows = [r.data() for r in tx.run(load_cypher("passage_concepts"), uids=list(uids))]
+    lists = [r["concepts"] for r in rows]
+    counted = [r["concepts"] for r in rows if pairs_counted(state, r["paired"])]
+    apply_pair_deltas(tx, pair_deltas(counted, -1), 5000)
+    tx.run(load_cypher("delete_passages"), uids=list(uids)).consume()
+    touched = sorted({c for cs in lists for c in cs})
+    for chunk in chunks(touched, 5000):
+        tx.run(load_cypher("update_frequency"), uids=chunk).consume()
+    return len(rows)
+
+
+class PassageWrites(NamespaceAdmin):
+    def existing_hashes(self, namespace: str, passage_ids: Sequence[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for chunk in chunks(list(passage_ids), 5000):
+            uids = [passage_uid(namespace, pid) for pid in chunk]
+            out.update({r["id"]: r["hash"] for r in self.read("existing_passages", uids=uids)})
+        return out
+
+    def write_passages(
+        self,
+        namespace: str,
+        passages: Sequence[Passage],
+        extractions: Sequence[Extraction],
+        passage_vectors: Sequence[Sequence[float]],
+        concept_vectors: dict[str, Sequence[float]],
+        meta: dict[str, Any] | None = None,
+    ) -> WriteStats:
+        """Add passages with their concepts in ONE transaction.
+
+        Inside it, passages already present with the same hash are skipped and changed ones are
+        replaced, so a rerun (even after a crash between batches) never counts a passage twice.
+        The namespace version is bumped in the same transaction when anything changed, so a GDS
+        projection built before this batch is never used after it (`meta` is stored with it).
+        """
+        by_id = {e.passage_id: e for e in extractions}
+        vec_by_id = {p.id: v for p, v in zip(passages, passage_vectors, strict=True)}
+
+        def work(tx: ManagedTransaction) -> WriteStats:
+            stats = WriteStats()
+            state = self._lock(tx, namespace)
+            uids = [passage_uid(namespace, p.id) for p in passages]
+            present = {
+                r["id"]: r["hash"] for r in tx.run(load_cypher("existing_passages"), uids=uids)
+            }
+            changed = [p for p in passages if p.id in present and present[p.id] != p.hash]
+            if changed:
+                stats.deleted_passages += delete_passages_tx(
+                    tx, [passage_uid(namespace, p.id) for p in changed], state
+                )
+            new = [p for p in passages if present.get(p.id) != p.hash]
+            if not new:
+                if stats.deleted_passages:
+                    bump_version_tx(tx, namespace, meta)
+                return stats
+            # While pairs are lazy or being built, a new passage is left to the builder.
+            self._write_new_tx(
+                tx, namespace, new, by_id, vec_by_id, concept_vectors, stats, state == "kept"
+            )
+            bump_version_tx(tx, namespace, meta)
+            return stats
+
+        return self.write_tx(work)
+
+    def replace_passages(
+        self,
+        namespace: str,
+        passages: Sequence[Passage],
+        extractions: Sequence[Extraction],
+        concept_vectors: dict[str, Sequence[float]],
+        meta: dict[str, Any] | None = None,
+    ) -> WriteStats:
+        """Give passages new concepts (budget mode's merged extractions) in ONE transaction.
+
+        Only the difference is written: links of concepts a passage loses go, links of concepts
+        it gains are made (creating concepts new to the graph), and co-occurrence counts change
+        by the pairs gained or lost, so adding a few LLM names to a passage costs those pairs,
+        not the passage's whole square. The passage is marked merged; one already marked, or
+        gone meanwhile, is left alone, so a rerun changes nothing.
+        """
+        by_id = {e.passage_id: e for e in extractions}
+
+        def work(tx: ManagedTransaction) -> WriteStats:
+            stats = WriteStats()
+            state = self._lock(tx, namespace)
+            uids = [passage_uid(namespace, p.id) for p in passages]
+            pending = {r["id"]: r["hash"] for r in tx.run(load_cypher("core_unmerged"), uids=uids)}
+            todo = [p for p in passages if pending.get(p.id) == p.hash]
+            if not todo:
+                return stats
+            todo_uids = [passage_uid(namespace, p.id) for p in todo]
+            held = [r.data() for r in tx.run(load_cypher("passage_concepts"), uids=todo_uids)]
+            old = {r["passage"]: set(r["concepts"]) for r in held}
+            paired = {r["passage"] for r in held if pairs_counted(state, r["paired"])}
+            concept_rows: dict[str, dict[str, Any]] = {}
+            gained: list[dict[str, Any]] = []
+            lost: list[dict[str, Any]] = []
+            counts: list[dict[str, Any]] = []
+            pair_delta: Counter[tuple[str, str]] = Counter()
+            for p, pu in zip(todo, todo_uids, strict=True):
+                new: set[str] = set()
+                for c in by_id[p.id].concepts:
+                    cu = concept_uid(namespace, c)
+                    new.add(cu)
+                    concept_rows.setdefault(cu, _concept_row(cu, c, concept_vectors))
+                before = old.get(pu, set())
+                gained.append({"passage": pu, "concepts": sorted(new - before)})
+                lost.append({"passage": pu, "concepts": sorted(before - new)})
+                counts.append({"passage": pu, "count": len(new)})
+                if pu in paired:
+                    pair_delta.update(pairs_of(new) - pairs_of(before))
+                    pair_delta.subtract(pairs_of(before) - pairs_of(new))
+            gained_uids = {c for g in gained for c in g["concepts"]}
+            wanted = [cu for cu in concept_rows if cu in gained_uids]
+            existing: set[str] = set()
+            for chunk in chunks(wanted, self.write_batch * 5):
+                existing.update(
+                    r["uid"] for r in tx.run(load_cypher("existing_concepts"), uids=list(chunk))
+                )
+            created = frozenset(wanted) - existing
+            crow = [concept_rows[cu] for cu in wanted if cu in created]
+            for rows in chunks(crow, self.write_batch):
+                tx.run(load_cypher("upsert_concepts"), rows=rows, namespace=namespace).consume()
+            for rows in chunks(lost, self.write_batch):
+                tx.run(load_cypher("unlink_passages"), rows=rows).consume()
+            for rows in chunks(gained, self.write_batch):
+                tx.run(load_cypher("link_passages"), rows=rows).consume()
+            pairs = [
+                {"a": a, "b": b, "pair": pair_key(a, b), "delta": d}
+                for (a, b), d in pair_delta.items()
+                if d
+            ]
+            apply_pair_deltas(tx, pairs, self.write_batch * 5, created)
+            touched = sorted(gained_uids | {c for x in lost for c in x["concepts"]})
+            for chunk in chunks(touched, self.write_batch * 5):
+                tx.run(load_cypher("update_frequency"), uids=list(chunk)).consume()
+            for rows in chunks(counts, self.write_batch):
+                tx.run(load_cypher("set_concept_count"), rows=rows).consume()
+            tx.run(load_cypher("mark_core"), uids=todo_uids, merged=True).consume()
+            stats.passages = len(todo)
+            stats.concepts_touched = len(touched)
+            stats.has_passage = sum(len(g["concepts"]) for g in gained)
+            stats.cooccurrence_rows = len(pairs)
+            bump_version_tx(tx, namespace, meta)
+            return stats
+
+        return self.write_tx(work)
+
+    def _write_new_tx(
+        self,
+        tx: ManagedTransaction,
+        namespace: str,
+        new: Sequence[Passage],
+        by_id: dict[str, Extraction],
+        vec_by_id: dict[str, Sequence[float]],
+        concept_vectors: dict[str, Sequence[float]],
+        stats: WriteStats,
+        pairs_kept: bool = True,
+    ) -> None:
+        """Write passages that are not in the graph, with their concepts, links and counts
+        (CO_OCCURRENCE counts only when the namespace keeps them)."""
+        concept_rows: dict[str, dict[str, Any]] = {}
+        links: list[dict[str, Any]] = []
+        for p in new:
+            cuids = []
+            for c in by_id[p.id].concepts:
+                cu = concept_uid(namespace, c)
+                cuids.append(cu)
+                if cu not in concept_rows:
+                    concept_rows[cu] = _concept_row(cu, c, concept_vectors)
+            links.append({"passage": passage_uid(namespace, p.id), "concepts": cuids})
+        prow = [
+            {
+                "uid": passage_uid(namespace, p.id),
+                "id": p.id,
+                "doc_id": p.doc_id,
+                "position": p.position,
+                "title": p.title,
+                "text": p.text,
+                "hash": p.hash,
+                "concept_count": len(by_id[p.id].concepts),
+                "embedding": list(map(float, vec_by_id[p.id])),
+            }
+            for p in new
+        ]
+        for rows in chunks(prow, self.write_batch):
+            tx.run(load_cypher("upsert_passages"), rows=rows, namespace=namespace).consume()
+        existing: set[str] = set()
+        for uids_chunk in chunks(list(concept_rows), self.write_batch * 5):
+            existing.update(
+                r["uid"] for r in tx.run(load_cypher("existing_concepts"), uids=uids_chunk)
+            )
+        created = frozenset(concept_rows) - existing
+        crow = [row for uid, row in concept_rows.items() if uid in created]
+        for rows in chunks(crow, self.write_batch):
+            tx.run(load_cypher("upsert_concepts"), rows=rows, namespace=namespace).consume()
+        for rows in chunks(links, self.write_batch):
+            tx.run(load_cypher("link_passages"), rows=rows).consume()
+        pairs = pair_deltas([link["concepts"] for link in links], +1) if pairs_kept else []
+        apply_pair_deltas(tx, pairs, self.write_batch * 5, created)
+        for freq_uids in chunks(list(concept_rows), self.write_batch * 5):
+            tx.run(load_cypher("update_frequency"), uids=freq_uids).consume()
+        stats.passages += len(new)
+        stats.concepts_touched += len(concept_rows)
+        stats.has_passage += sum(len(link["concepts"]) for link in links)
+        stats.cooccurrence_rows += len(pairs)
+
+    def stale_passages(
+        self, namespace: str, doc_ids: Sequence[str], keep: Sequence[str]
+    ) -> list[str]:
+        """Ids of passages these documents have in the graph but not in `keep` (their new ones)."""
+        wanted = set(keep)
+        stale: list[str] = []
+        for chunk in chunks(sorted(set(doc_ids)), 5000):
+            rows = self.read("document_passage_ids", namespace=namespace, doc_ids=list(chunk))
+            stale += [r["id"] for r in rows if r["id"] not in wanted]
+        return sorted(stale)
+
+    def delete_passages(
+        self, namespace: str, passage_ids: Sequence[str], meta: dict[str, Any] | None = None
+    ) -> int:
+        """Remove passages (fixing counts and co-occurrences) and bump the version, in one go."""
+        if not passage_ids:
+            return 0
+
+        def work(tx: ManagedTransaction) -> int:
+            state = self._lock(tx, namespace)
+            n = delete_passages_tx(tx, [passage_uid(namespace, pid) for pid in passage_ids], state)
+            if n:
+                bump_version_tx(tx, namespace, meta)
+            return n
+
+        return self.write_tx(work)
+
+    def delete_document(self, namespace: str, doc_id: str) -> int:
+        """Remove a document's passages, concepts left without passages, and fix all counts."""
+        self.require_namespace(namespace)
+
+        def work(tx: ManagedTransaction) -> int:
+            state = self._lock(tx, namespace)
+            uids = [
+                r["uid"]
+                for r in tx.run(
+                    load_cypher("document_passages"), namespace=namespace, doc_id=doc_id
+                )
+            ]
+            n = delete_passages_tx(tx, uids, state)
+            if n:
+                bump_version_tx(tx, namespace, None)
+            return n
+
+        return self.write_tx(work)

@@ -1,0 +1,45 @@
+"""Concept vectors written on first use, and the SYNONYM edges built on them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from neo4j import ManagedTransaction
+
+from terag_neo4j.store.core import StoreCore, chunks
+from terag_neo4j.store.cypher import load_cypher
+
+
+class Synonyms(StoreCore):
+    def set_concept_vectors(self, rows: Sequence[dict[str, Any]]) -> None:
+        for chunk in chunks(list(rows), self.write_batch):
+
+            def work(tx: ManagedTransaction, chunk: Sequence[dict[str, Any]] = chunk) -> None:
+                tx.run(load_cypher("set_concept_vectors"), rows=list(chunk)).consume()
+
+            self.write_tx(work)
+
+    def link_synonyms(self, namespace: str, threshold: float, cap: int) -> int:
+        """SYNONYM edges for every concept of the namespace that has none linked yet.
+
+        Indexing calls it after its batches (so new concepts, and those of an interrupted run,
+        get theirs); deletes need nothing, since a concept's relationships go with it. Returns
+        the number of edges made or found.
+        """
+        uids = [r["uid"] for r in self.read("unlinked_concepts", namespace=namespace)]
+        links = 0
+        for chunk in chunks(uids, 500):
+
+            def work(tx: ManagedTransaction, chunk: Sequence[str] = chunk) -> int:
+                rec = tx.run(
+                    load_cypher("link_synonyms"),
+                    uids=chunk,
+                    threshold=threshold,
+                    cap=cap,
+                    candidates=cap * 4 + 10,
+                ).single()
+                return int(rec["links"]) if rec else 0
+
+            links += self.write_tx(work)
+        return links
