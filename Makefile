@@ -4,7 +4,7 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-HASH := $(shell cat pyproject.toml constraints.txt | sha1sum | cut -c1-12)
+HASH := $(shell cat pyproject.toml constraints.txt tools/ollama-build/pyproject.toml | sha1sum | cut -c1-12)
 STAMP := $(VENV)/.installed-$(HASH)
 PART := $(VENV)/.part-$(HASH)-
 LOCK := $(VENV)/lock
@@ -50,9 +50,10 @@ $(addprefix $(PART),$(PARTS)): $(PART)%: $(VENV)/.lock-$(HASH)
 	$(BIN)/python -m pip install -q --no-deps -r $(LOCK)/$*.txt
 	@touch $@
 
-# The package itself on top of everything but torch and CUDA: enough to start Neo4j and Ollama.
+# The package itself and the Ollama build support (tools/ollama-build) on top of everything but
+# torch and CUDA: enough to start Neo4j and Ollama.
 $(PART)self: $(addprefix $(PART),base1 base2 base3 base4 base5 base6)
-	$(BIN)/python -m pip install -q --no-deps -e .
+	$(BIN)/python -m pip install -q --no-deps -e . -e ./tools/ollama-build
 	@touch $@
 
 # Neo4j's provisioning and first start, and the Ollama build, run while torch downloads.
@@ -84,7 +85,7 @@ unit: setup
 	$(BIN)/python -m pytest -m "not integration"
 
 lint: setup
-	$(BIN)/ruff check terag_neo4j tests
+	$(BIN)/ruff check terag_neo4j tests tools
 	$(BIN)/mypy
 
 # Benchmarks (need ../shared/datasets or TERAG_DATASETS); numbers go to bench/results/.

@@ -361,6 +361,10 @@ def _error_line(e: BaseException) -> tuple[str, int]:
         return str(e), EXIT_NOT_FOUND
     if isinstance(e, GraphStoreError):
         return str(e), EXIT_UNAVAILABLE
+    from terag_neo4j.server.ollama_home import OllamaSetupError
+
+    if isinstance(e, OllamaSetupError):
+        return str(e), EXIT_UNAVAILABLE
     try:
         from terag_neo4j.llm import LLMError
 

@@ -25,7 +25,9 @@ def register_cli(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     start.set_defaults(func=cmd_start)
     build = actions.add_parser(
-        "build", help="Build the Ollama binary for this CPU (what `start` does first; cached)"
+        "build",
+        help="Build the Ollama binary from source for this CPU (cached; needs the build support "
+        "of tools/ollama-build)",
     )
     build.set_defaults(func=cmd_build)
     stop = actions.add_parser("stop", help="Stop the server started by `terag ollama start`")
@@ -71,16 +73,16 @@ def cmd_start(args: argparse.Namespace, settings: Settings | None = None) -> int
     srv.write_pid_file(settings, server)
     created = srv.ensure_model(settings, server.host)
     what = "created" if created else "present"
-    print(f"Ollama {srv.OLLAMA_VERSION} at {server.host} (pid {server.pid})")
+    print(f"Ollama at {server.host} (pid {server.pid})")
     print(f"model {settings.llm_model}: {what}")
     print(f"log: {server.log_path}")
     return 0
 
 
 def cmd_build(args: argparse.Namespace, settings: Settings | None = None) -> int:
-    """Only the build, so that `make` can run it while pip installs the heavy wheels."""
+    """Only the build (needs the build support), e.g. ahead of a first `start`."""
     settings = settings or Settings()
-    print(f"Ollama {srv.OLLAMA_VERSION}: {srv.ensure_binary(settings)}")
+    print(f"Ollama {srv.OLLAMA_VERSION}: {srv.build_binary(settings)}")
     return 0
 
 
@@ -100,8 +102,7 @@ def cmd_status(args: argparse.Namespace, settings: Settings | None = None) -> in
     settings = settings or Settings()
     running = srv.running_server(settings)
     host = running.host if running else srv.normalize_host(settings.ollama_host)
-    binary = srv.binary_path(settings)
-    print(f"binary: {binary} ({'built' if binary.is_file() else 'not built'})")
+    print(f"binary: {srv.describe_binary(settings)}")
     if running:
         print(f"managed server: pid {running.pid} at {running.host}, log {running.log_path}")
     if not srv.is_reachable(host):

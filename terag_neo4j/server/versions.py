@@ -21,20 +21,10 @@ GDS: Final = "2.26.0"
 NEO4J_BROWSER: Final = "5.24.0"
 MAVEN_DEPENDENCY_PLUGIN: Final = "3.8.1"
 
-# Ollama, built with `go install` (terag_neo4j.server.ollama), and the Docker image's tag.
+# Ollama: the version `terag ollama start` runs when it builds one from source (with the optional
+# build support in tools/ollama-build/, which also pins the llama.cpp headers this version needs),
+# and the Docker image's tag.
 OLLAMA: Final = "0.17.4"
-# The llama.cpp revision that Ollama OLLAMA vendors (FETCH_HEAD in its Makefile.sync, checked
-# before every build), and the headers of that revision's vendor/ folder that Ollama's Go module
-# zip leaves out (Go module zips drop every folder named vendor). They ship in the package under
-# terag_neo4j/server/llama_vendor/, copied from Ollama's own tree at the v-tag; pinned by sha256 and
-# checked before the build, so a bump of OLLAMA without new headers stops with a clear error.
-LLAMA_CPP_REVISION: Final = "ec98e2002"
-LLAMA_CPP_VENDOR_SHA256: Final = {
-    "miniaudio/miniaudio.h": "05b75871465913f1e3f5b05f0dcca1d487f3099e653477e071acc40317e68f38",
-    "nlohmann/json.hpp": "aaf127c04cb31c406e5b04a63f1ae89369fccde6d8fa7cdda1ed4f32dfc5de63",
-    "nlohmann/json_fwd.hpp": "fb6aa70cbece087f37ab4685c182b287c53be54f785f981b9db9d30d2d028b37",
-    "stb/stb_image.h": "594c2fe35d49488b4382dbfaec8f98366defca819d916ac95becf3e75f4200b3",
-}
 
 
 # Offline GGUF models for Ollama (terag_neo4j.server.models): chunk wheels fetched with

@@ -63,6 +63,8 @@ def delete_passages_tx(tx: ManagedTransaction, uids: Sequence[str], state: str) 
 
 
 class PassageWrites(NamespaceAdmin):
+    """Passage writes (on `NamespaceAdmin`: deleting a document first requires its namespace)."""
+
     def existing_hashes(self, namespace: str, passage_ids: Sequence[str]) -> dict[str, str]:
         out: dict[str, str] = {}
         for chunk in chunks(list(passage_ids), 5000):

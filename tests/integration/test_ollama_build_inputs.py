@@ -1,4 +1,5 @@
-"""What the Ollama build gets besides Go modules: the llama.cpp vendor/ headers this package ships.
+"""What the Ollama build gets besides Go modules: the llama.cpp vendor/ headers the build support
+(tools/ollama-build) ships.
 
 Against the real pinned Ollama module source (`go mod download`, no build): its Makefile.sync names
 the llama.cpp revision the shipped headers come from, and the two llama.cpp sources of that module
@@ -12,8 +13,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import terag_ollama_build as build
 
-from terag_neo4j.server import ollama as srv
 from terag_neo4j.server import versions
 
 pytestmark = pytest.mark.integration
@@ -22,15 +23,15 @@ pytestmark = pytest.mark.integration
 @pytest.fixture(scope="module")
 def source() -> Path:
     try:
-        go = srv.find_go()
-    except srv.OllamaSetupError as exc:
+        go = build.find_go()
+    except build.OllamaBuildError as exc:
         pytest.skip(str(exc))
-    return srv.module_source(go)
+    return build.module_source(go, versions.OLLAMA)
 
 
 def test_pinned_ollama_vendors_the_revision_of_the_shipped_headers(source: Path) -> None:
-    assert srv.llama_cpp_revision(source) == versions.LLAMA_CPP_REVISION
-    assert srv.vendor_headers(source) == srv.VENDOR_HEADERS
+    assert build.llama_cpp_revision(source) == build.LLAMA_CPP_REVISION
+    assert build.vendor_headers(source) == build.VENDOR_HEADERS
     # The module zip really lacks them (else shipping them would be pointless).
     assert not (source / "llama" / "llama.cpp" / "vendor").exists()
 
@@ -49,7 +50,7 @@ def test_sources_that_include_them_compile(source: Path, unit: str) -> None:
         pytest.skip("no C++ compiler")
     llama = source / "llama" / "llama.cpp"
     includes = [
-        srv.vendor_headers(source),
+        build.vendor_headers(source),
         llama / "include",
         llama / "common",
         llama / "tools" / "mtmd",
@@ -65,6 +66,6 @@ def test_sources_that_include_them_compile(source: Path, unit: str) -> None:
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
     assert result.returncode == 0, result.stderr[-3000:]
     # Without the shipped headers the same unit does not compile: the check above is not vacuous.
-    bare = [c for c in cmd if c != f"-I{srv.VENDOR_HEADERS}"]
+    bare = [c for c in cmd if c != f"-I{build.VENDOR_HEADERS}"]
     result = subprocess.run(bare, capture_output=True, text=True, timeout=600, check=False)
     assert result.returncode != 0 and "No such file" in result.stderr

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -37,34 +38,49 @@ def run(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float = 600) ->
     return proc.stdout
 
 
-@pytest.fixture(scope="module")
-def wheel_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A venv outside the checkout holding the package only as the wheel built from it."""
-    base = tmp_path_factory.mktemp("wheel")
-    src, dist, venv = base / "src", base / "dist", base / "venv"
-    # A clean copy: setuptools builds in the source tree and would pack stale files from an
-    # earlier build/ folder into the wheel.
-    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(*BUILD_LEFTOVERS))
+def build_wheel(src: Path, dist: Path) -> Path:
+    """The wheel of the project in `src`, built the way pip builds it for an install."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     pip = [sys.executable, "-m", "pip"]
     run(
         [*pip, "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(dist), str(src)],
-        base,
+        dist.parent,
         env,
     )
-    (wheel,) = dist.glob("terag_neo4j-*.whl")
+    (wheel,) = dist.glob("*.whl")
+    return wheel
+
+
+def venv_with(wheel: Path, venv: Path) -> Path:
+    """A venv holding `wheel` only; its dependencies come from this environment (see above)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    base = venv.parent
     run([sys.executable, "-m", "venv", "--without-pip", str(venv)], base, env)
     python = str(venv / "bin" / "python")
-    run(
-        [*pip, "--python", python, "install", "-q", "--no-deps", "--no-index", str(wheel)],
-        base,
-        env,
-    )
+    pip = [sys.executable, "-m", "pip", "--python", python]
+    run([*pip, "install", "-q", "--no-deps", "--no-index", str(wheel)], base, env)
     purelib = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
     site = Path(run([python, "-c", purelib], base, env).strip())
     ours = dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib"))
     (site / "zz_dependencies.pth").write_text("".join(f"{p}\n" for p in ours))
     return venv
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The library's wheel, built from a clean copy of the checkout."""
+    base = tmp_path_factory.mktemp("wheel")
+    src = base / "src"
+    # A clean copy: setuptools builds in the source tree and would pack stale files from an
+    # earlier build/ folder into the wheel.
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(*BUILD_LEFTOVERS))
+    return build_wheel(src, base / "dist")
+
+
+@pytest.fixture(scope="module")
+def wheel_venv(wheel: Path) -> Path:
+    """A venv outside the checkout holding the package only as the wheel built from it."""
+    return venv_with(wheel, wheel.parent.parent / "venv")
 
 
 @pytest.fixture()
@@ -115,16 +131,58 @@ def test_wheel_cli_starts_indexes_and_retrieves_outside_the_checkout(
     assert any(p["doc_id"].endswith("beetle.md") for p in res["passages"])
 
 
-def test_wheel_carries_the_llama_cpp_headers_for_the_ollama_build(
+def test_the_wheel_is_the_library_without_the_ollama_build(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    headers = [n for n in names if n.endswith((".h", ".hpp", ".c", ".cc", ".cpp"))]
+    assert headers == []
+    assert not [n for n in names if "llama_vendor" in n or "terag_ollama_build" in n]
+    assert "terag_neo4j/store/__init__.py" in names and "terag_neo4j/cypher/schema.cypher" in names
+
+
+def test_ollama_start_without_ollama_says_what_to_do_in_one_line(
     wheel_venv: Path, tmp_path: Path
 ) -> None:
-    # The Ollama build hands these to cgo; a wheel without them could only build from a checkout.
+    python, terag = str(wheel_venv / "bin" / "python"), str(wheel_venv / "bin" / "terag")
+    path = [p for p in os.environ["PATH"].split(os.pathsep) if not (Path(p) / "ollama").exists()]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(
+        PATH=os.pathsep.join(path),
+        TERAG_HOME=str(tmp_path / "home"),
+        OLLAMA_HOST="http://127.0.0.1:9",  # the discard port: nothing answers there
+    )
+    spec = "import importlib.util as u; print(u.find_spec('terag_ollama_build') is None)"
+    if run([python, "-c", spec], tmp_path, env).strip() != "True":
+        pytest.skip("the build support is installed non-editable beside the test environment")
+    proc = subprocess.run(
+        [terag, "ollama", "start"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 3, proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert "http://127.0.0.1:9" in line and "OLLAMA_HOST" in line
+    assert "pip install ./tools/ollama-build" in line and "`make`" in line
+
+
+def test_the_build_support_wheel_carries_the_checked_llama_cpp_headers(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    # The Ollama build hands these to cgo; without them it could only build from a checkout.
+    base = tmp_path_factory.mktemp("build-support")
+    src = base / "src"
+    shutil.copytree(
+        ROOT / "tools" / "ollama-build", src, ignore=shutil.ignore_patterns(*BUILD_LEFTOVERS)
+    )
+    venv = venv_with(build_wheel(src, base / "dist"), base / "venv")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     check = (
-        "import hashlib; from terag_neo4j.server import ollama, versions; "
-        "print(ollama.VENDOR_HEADERS); "
-        "print(all(hashlib.sha256((ollama.VENDOR_HEADERS / n).read_bytes()).hexdigest() == d "
-        "for n, d in versions.LLAMA_CPP_VENDOR_SHA256.items()))"
+        "import hashlib, terag_ollama_build as b; print(b.VENDOR_HEADERS); "
+        "print(all(hashlib.sha256((b.VENDOR_HEADERS / n).read_bytes()).hexdigest() == d "
+        "for n, d in b.LLAMA_CPP_VENDOR_SHA256.items()))"
     )
-    where, ok = run([str(wheel_venv / "bin" / "python"), "-c", check], tmp_path, env).split()
-    assert Path(where).is_relative_to(wheel_venv) and ok == "True"
+    where, ok = run([str(venv / "bin" / "python"), "-c", check], base, env).split()
+    assert Path(where).is_relative_to(venv) and ok == "True"

@@ -1,8 +1,11 @@
-"""Unit tests of the Ollama server manager's pure parts (no server, no build)."""
+"""Unit tests of the Ollama server manager's pure parts (no server, no build); the build
+support's are in test_ollama_build.py."""
 
 from __future__ import annotations
 
-import shutil
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import ollama
@@ -36,7 +39,7 @@ def test_normalize_host() -> None:
 
 
 def test_parse_show_parameters() -> None:
-    parsed = srv._parse_parameters(SHOWN_PARAMETERS)
+    parsed = srv.parse_parameters(SHOWN_PARAMETERS)
     assert parsed["stop"] == ["<|im_start|>", "<|im_end|>", "<|endoftext|>"]
     assert parsed["num_ctx"] == ["2048"]
 
@@ -63,60 +66,66 @@ def test_modelfile_uses_the_packaged_gguf_and_chatml() -> None:
 
 def test_paths_live_under_home(tmp_path: Path) -> None:
     settings = Settings().model_copy(update={"home": tmp_path})
-    path = srv.binary_path(settings)
-    assert path.name == "ollama" and path.parent.name == f"cpu-{srv.cpu_key()}"
-    assert path.parent.parent == settings.home / "ollama" / srv.OLLAMA_VERSION
-    assert "-mno-amx-tile" in srv.cpu_flags() or "x86" not in srv.platform.machine()
     assert srv.models_dir(settings).is_relative_to(settings.home)
+    assert srv.pid_file(settings).is_relative_to(settings.home)
+    assert srv.serve_log(settings, 1234).is_relative_to(settings.home)
 
 
-def ollama_source(tmp_path: Path, revision: str) -> Path:
-    """A stand-in for Ollama's module source: only the Makefile.sync line the check reads."""
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    (tmp_path / "Makefile.sync").write_text(
-        f"UPSTREAM=https://example.invalid/llama.cpp.git\nWORKDIR=llama/vendor\nFETCH_HEAD={revision}\n"
+def fake_ollama(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    binary = folder / "ollama"
+    binary.write_text("#!/bin/sh\nexit 0\n")
+    binary.chmod(0o755)
+    return binary
+
+
+def test_an_ollama_on_path_is_preferred(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    binary = fake_ollama(tmp_path / "bin")
+    monkeypatch.setenv("PATH", f"{binary.parent}{os.pathsep}{os.environ['PATH']}")
+    settings = Settings().model_copy(update={"home": tmp_path / "home"})
+    assert srv.ensure_binary(settings) == binary
+    assert srv.describe_binary(settings) == f"{binary} (on PATH)"
+
+
+def without_ollama(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No `ollama` on PATH and no build support importable."""
+    path = [p for p in os.environ["PATH"].split(os.pathsep) if not (Path(p) / "ollama").exists()]
+    monkeypatch.setenv("PATH", os.pathsep.join(path))
+    monkeypatch.setitem(sys.modules, srv.BUILD_SUPPORT, None)  # import now raises ImportError
+
+
+def test_without_ollama_and_build_support_start_says_what_to_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    without_ollama(monkeypatch)
+    settings = Settings().model_copy(update={"home": tmp_path, "ollama_host": "http://127.0.0.1:9"})
+    with pytest.raises(srv.OllamaSetupError) as info:
+        srv.start(settings, "127.0.0.1:9")
+    message = str(info.value)
+    assert "\n" not in message and "http://127.0.0.1:9" in message
+    assert "OLLAMA_HOST" in message and "pip install ./tools/ollama-build" in message
+    assert "`make`" in message
+    assert srv.describe_binary(settings).startswith("none")
+    with pytest.raises(srv.OllamaSetupError, match="tools/ollama-build"):
+        srv.build_binary(settings)
+
+
+def test_cli_without_ollama_exits_3_with_one_line(tmp_path: Path) -> None:
+    # A real `terag ollama start` in a process where the build support cannot be imported.
+    path = [p for p in os.environ["PATH"].split(os.pathsep) if not (Path(p) / "ollama").exists()]
+    env = {
+        **os.environ,
+        "PATH": os.pathsep.join(path),
+        "TERAG_HOME": str(tmp_path),
+        "OLLAMA_HOST": "http://127.0.0.1:9",
+    }
+    code = (
+        "import sys; sys.modules['terag_ollama_build'] = None; "
+        "from terag_neo4j.cli import main; sys.exit(main(['ollama', 'start']))"
     )
-    return tmp_path
-
-
-def test_shipped_vendor_headers_are_the_pinned_revision(tmp_path: Path) -> None:
-    source = ollama_source(tmp_path, srv.versions.LLAMA_CPP_REVISION)
-    include = srv.vendor_headers(source)
-    assert include == srv.VENDOR_HEADERS
-    for name in srv.versions.LLAMA_CPP_VENDOR_SHA256:
-        assert (include / name).is_file()
-
-
-def test_another_llama_cpp_revision_stops_the_build(tmp_path: Path) -> None:
-    source = ollama_source(tmp_path, "0123456789")
-    with pytest.raises(
-        srv.OllamaSetupError, match=r"vendors llama\.cpp 0123456789, but .* are from ec98e2002"
-    ):
-        srv.vendor_headers(source)
-
-
-def test_a_changed_header_stops_the_build(tmp_path: Path) -> None:
-    source = ollama_source(tmp_path / "src", srv.versions.LLAMA_CPP_REVISION)
-    headers = tmp_path / "include"
-    shutil.copytree(srv.VENDOR_HEADERS, headers)
-    json_hpp = headers / "nlohmann" / "json.hpp"
-    json_hpp.write_bytes(json_hpp.read_bytes() + b"\n")
-    with pytest.raises(srv.OllamaSetupError, match=r"json\.hpp has sha256"):
-        srv.vendor_headers(source, headers)
-    json_hpp.unlink()
-    with pytest.raises(srv.OllamaSetupError, match=r"json\.hpp is missing"):
-        srv.vendor_headers(source, headers)
-
-
-def test_makefile_sync_without_fetch_head_is_refused(tmp_path: Path) -> None:
-    (tmp_path / "Makefile.sync").write_text("UPSTREAM=x\n")
-    with pytest.raises(srv.OllamaSetupError, match="names no FETCH_HEAD"):
-        srv.llama_cpp_revision(tmp_path)
-    with pytest.raises(srv.OllamaSetupError, match=r"no readable Makefile\.sync"):
-        srv.llama_cpp_revision(tmp_path / "missing")
-
-
-def test_the_build_needs_no_pip() -> None:
-    # venvs made by uv have no pip: the Ollama build must not shell out to it.
-    text = Path(srv.__file__).read_text(encoding="utf-8")
-    assert '"pip"' not in text and "pip download" not in text
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 3, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "pip install ./tools/ollama-build" in lines[0], proc.stderr
