@@ -4,10 +4,14 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# uv installs the lock: it downloads in parallel and links from its cache, where pip fetches one
+# file after another. It reads UV_* settings and SSL_CERT_FILE, not pip's configuration.
+UV_VERSION := 0.13.8
 HASH := $(shell cat pyproject.toml constraints.txt tools/ollama-build/pyproject.toml | sha1sum | cut -c1-12)
 STAMP := $(VENV)/.installed-$(HASH)
-PART := $(VENV)/.part-$(HASH)-
+BASE := $(VENV)/.base-$(HASH)
 LOCK := $(VENV)/lock
+UV := $(BIN)/uv pip install --python $(BIN)/python --no-deps
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 # Ollama is built with Go on first use; the Go toolchain is often installed here.
@@ -23,41 +27,33 @@ NOT_ON_CPU := ^(triton|nvidia-cusolver|nvidia-nvtx|nvidia-cuda-cccl|cuda-binding
 .PHONY: setup system-deps prepare demo test unit lint bench bench-eval clean-venv
 
 # constraints.txt is the complete, tested set, so it is installed as it stands (--no-deps, no
-# resolver), by nine pip processes at once: pip fetches one file after another, so a hundred
-# small wheels wait on round trips and the GBs of torch and CUDA on one connection.
-PARTS := base1 base2 base3 base4 base5 base6 torch cuda1 cuda2
-setup:
-	@$(MAKE) --no-print-directory -j10 $(STAMP)
+# resolver) in two steps: everything but torch and CUDA (with the package itself and the Ollama
+# build support, editable), then torch and CUDA (3 GB) while `prepare` starts the services.
+setup: $(STAMP)
 
-$(STAMP): $(PART)self $(addprefix $(PART),torch cuda1 cuda2)
-	@rm -f $(VENV)/.installed-*
-	@touch $@
-
-$(VENV)/.lock-$(HASH): pyproject.toml constraints.txt
+$(VENV)/.lock-$(HASH): pyproject.toml constraints.txt tools/ollama-build/pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is needed")'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@rm -f $(VENV)/.lock-* $(VENV)/.part-*
+	@test -x $(BIN)/uv && $(BIN)/uv --version | grep -q ' $(UV_VERSION)' \
+	  || $(BIN)/python -m pip install -q --disable-pip-version-check uv==$(UV_VERSION)
+	@rm -f $(VENV)/.lock-* $(VENV)/.base-* $(VENV)/.installed-*
 	@mkdir -p $(LOCK)
 	@grep -vE '^(#|$$)' constraints.txt | grep -vE '$(NOT_ON_CPU)' > $(LOCK)/all.txt
-	@for i in 1 2 3 4 5 6; do grep -vE '^(torch|nvidia-)' $(LOCK)/all.txt \
-	   | awk -v i=$$i 'NR % 6 == i % 6' > $(LOCK)/base$$i.txt; done
-	@grep -E '^torch==' $(LOCK)/all.txt > $(LOCK)/torch.txt
-	@grep -E '^nvidia-' $(LOCK)/all.txt | awk 'NR % 2 == 1' > $(LOCK)/cuda1.txt
-	@grep -E '^nvidia-' $(LOCK)/all.txt | awk 'NR % 2 == 0' > $(LOCK)/cuda2.txt
+	@grep -vE '^(torch|nvidia-)' $(LOCK)/all.txt > $(LOCK)/base.txt
+	@grep -E '^(torch|nvidia-)' $(LOCK)/all.txt > $(LOCK)/torch.txt
 	@touch $@
 
-$(addprefix $(PART),$(PARTS)): $(PART)%: $(VENV)/.lock-$(HASH)
-	$(BIN)/python -m pip install -q --no-deps -r $(LOCK)/$*.txt
+# Everything but torch and CUDA: enough to start Neo4j and Ollama.
+$(BASE): $(VENV)/.lock-$(HASH)
+	$(UV) -q -r $(LOCK)/base.txt -e . -e ./tools/ollama-build
 	@touch $@
 
-# The package itself and the Ollama build support (tools/ollama-build) on top of everything but
-# torch and CUDA: enough to start Neo4j and Ollama.
-$(PART)self: $(addprefix $(PART),base1 base2 base3 base4 base5 base6)
-	$(BIN)/python -m pip install -q --no-deps -e . -e ./tools/ollama-build
+$(STAMP): $(BASE)
+	$(UV) -q -r $(LOCK)/torch.txt
 	@touch $@
 
 # Neo4j's provisioning and first start, and the Ollama build, run while torch downloads.
-prepare: $(PART)self
+prepare: $(BASE)
 	$(BIN)/terag demo --prepare
 
 # Debian packages the tests use: Chromium drives Neo4j Browser; Maven provisions the Neo4j jars.
@@ -74,11 +70,11 @@ system-deps:
 	 elif [ -n "$$missing" ]; then echo "not installed (needs root):$$missing"; fi
 
 demo:
-	@$(MAKE) --no-print-directory -j11 $(STAMP) prepare
+	@$(MAKE) --no-print-directory -j2 $(STAMP) prepare
 	$(BIN)/terag demo --answer
 
 test: system-deps
-	@$(MAKE) --no-print-directory -j11 $(STAMP) prepare
+	@$(MAKE) --no-print-directory -j2 $(STAMP) prepare
 	$(BIN)/python -m pytest
 
 unit: setup
