@@ -91,7 +91,7 @@ def test_the_build_needs_no_pip() -> None:
 
 
 def test_the_build_support_needs_only_the_standard_library() -> None:
-    # `make` may run it before the project's dependencies are installed.
+    # It installs next to terag wherever a user wants builds, and adds nothing but itself.
     import ast
     import sys
 
