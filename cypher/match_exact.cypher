@@ -2,4 +2,4 @@
 UNWIND $norms AS norm
 MATCH (c:Concept {namespace: $namespace, norm: norm})
 WHERE NOT c.type IN $skip_types
-RETURN norm, c.uid AS uid, c.key AS key, c.name AS name, c.type AS type, c.frequency AS frequency
+RETURN norm, id(c) AS node, c.uid AS uid, c.key AS key, c.name AS name, c.type AS type, c.frequency AS frequency

@@ -3,7 +3,7 @@
 CALL db.index.vector.queryNodes('terag_concept_embedding', $candidates, $vector)
 YIELD node, score
 WHERE node.namespace = $namespace AND NOT node.type IN $skip_types
-RETURN node.uid AS uid, node.key AS key, node.name AS name, node.type AS type,
+RETURN id(node) AS node, node.uid AS uid, node.key AS key, node.name AS name, node.type AS type,
        node.frequency AS frequency, 2 * score - 1 AS similarity
 ORDER BY similarity DESC
 LIMIT $top_n

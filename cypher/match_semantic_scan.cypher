@@ -4,5 +4,5 @@ WHERE NOT c.type IN $skip_types
 WITH c, vector.similarity.cosine(c.embedding, $vector) AS score
 ORDER BY score DESC
 LIMIT $top_n
-RETURN c.uid AS uid, c.key AS key, c.name AS name, c.type AS type,
+RETURN id(c) AS node, c.uid AS uid, c.key AS key, c.name AS name, c.type AS type,
        c.frequency AS frequency, 2 * score - 1 AS similarity

@@ -1,4 +1,5 @@
 MATCH (n:Namespace {name: $namespace})
 RETURN n.version AS version, n.passages AS passages, n.concepts AS concepts,
        n.extractor AS extractor, n.model AS model, n.extractor_version AS extractor_version,
-       n.epoch AS epoch, coalesce(n.cooccurrence, 'kept') = 'kept' AS pairs
+       n.epoch AS epoch, coalesce(n.cooccurrence, 'kept') = 'kept' AS pairs,
+       coalesce(n.ingest_until > datetime(), false) AS ingesting

@@ -2,5 +2,7 @@
 // whether its pairs were counted while a CO_OCCURRENCE build was under way.
 UNWIND $uids AS uid
 MATCH (p:Passage {uid: uid})
-OPTIONAL MATCH (c:Concept)-[:HAS_PASSAGE]->(p)
-RETURN p.uid AS passage, collect(c.uid) AS concepts, p.paired AS paired
+OPTIONAL MATCH (c:Concept)-[r:HAS_PASSAGE]->(p)
+WITH p, collect(CASE WHEN r.mention IS NULL THEN c.uid END) AS concepts, collect(c.uid) AS linked
+// `concepts`: its extraction's (what pairs count); `linked`: also the concepts it mentions
+RETURN p.uid AS passage, concepts, linked, p.paired AS paired

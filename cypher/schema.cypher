@@ -10,9 +10,18 @@ CREATE INDEX terag_passage_namespace IF NOT EXISTS FOR (p:Passage) ON (p.namespa
 CREATE INDEX terag_concept_namespace IF NOT EXISTS FOR (c:Concept) ON (c.namespace);
 CREATE INDEX terag_passage_doc IF NOT EXISTS FOR (p:Passage) ON (p.namespace, p.doc_id);
 CREATE INDEX terag_concept_norm IF NOT EXISTS FOR (c:Concept) ON (c.namespace, c.norm);
+CREATE INDEX terag_concept_stem IF NOT EXISTS FOR (c:Concept) ON (c.namespace, c.stem);
 CREATE INDEX terag_cooccurrence_pair IF NOT EXISTS FOR ()-[r:CO_OCCURRENCE]-() ON (r.pair);
 CREATE INDEX terag_ingest_run_ns IF NOT EXISTS FOR (r:IngestRun) ON (r.namespace);
 CREATE VECTOR INDEX terag_concept_embedding IF NOT EXISTS FOR (c:Concept) ON c.embedding
   OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}};
-CREATE VECTOR INDEX terag_passage_embedding IF NOT EXISTS FOR (p:Passage) ON p.embedding
+// Passages by vector, searched within one namespace (the SEARCH clause filters in the index);
+// this replaces the unfiltered index of earlier versions.
+DROP INDEX terag_passage_embedding IF EXISTS;
+CYPHER 25 CREATE VECTOR INDEX terag_passage_vector IF NOT EXISTS FOR (p:Passage) ON p.embedding
+  WITH [p.namespace]
   OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}};
+// Passages by words (Lucene BM25, English stemming), searched within one namespace through its
+// one-token key `nskey` (a namespace's name can be several tokens to the analyzer).
+CREATE FULLTEXT INDEX terag_passage_text IF NOT EXISTS FOR (p:Passage) ON EACH [p.title, p.text, p.nskey]
+  OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}};

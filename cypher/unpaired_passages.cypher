@@ -3,4 +3,5 @@
 MATCH (p:Passage {namespace: $namespace})
 WHERE p.paired IS NULL
 WITH p LIMIT $limit
-RETURN p.uid AS passage, [(c:Concept)-[:HAS_PASSAGE]->(p) | c.uid] AS concepts
+RETURN p.uid AS passage,
+       [(c:Concept)-[r:HAS_PASSAGE]->(p) WHERE r.mention IS NULL | c.uid] AS concepts

@@ -9,11 +9,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def rows() -> list[tuple[str, str, str]]:
+ADVANCED = "# === advanced settings"
+
+
+def rows(section: str = "user") -> list[tuple[str, str, str]]:
+    """The variables of .env.example's user section (the README's table) or its advanced one."""
+    text = (ROOT / ".env.example").read_text(encoding="utf-8")
+    user, _, advanced = text.partition(ADVANCED)
     out: list[tuple[str, str, str]] = []
     comment: list[str] = []
-    for line in (ROOT / ".env.example").read_text(encoding="utf-8").splitlines():
-        if line.startswith("# ---") or not line.strip():
+    for line in (user if section == "user" else advanced).splitlines():
+        if line.startswith(("# ---", "# ===")) or not line.strip():
             comment = []
             continue
         m = re.match(r"#\s*([A-Z0-9_]+)=(.*)", line) or re.match(r"([A-Z0-9_]+)=(.*)", line)
@@ -25,13 +31,17 @@ def rows() -> list[tuple[str, str, str]]:
     return out
 
 
-def table() -> str:
+def table(section: str = "user") -> str:
     lines = ["| variable | default / example | meaning |", "|---|---|---|"]
     lines += [
-        f"| `{n}` | `{v}` | {c.replace('|', '/')} |" for n, v, c in rows() if n != "HF_HUB_OFFLINE"
+        f"| `{n}` | `{v}` | {c.replace('|', '/')} |"
+        for n, v, c in rows(section)
+        if n != "HF_HUB_OFFLINE"
     ]
     return "\n".join(lines)
 
 
 if __name__ == "__main__":
-    print(table())
+    import sys
+
+    print(table(sys.argv[1] if len(sys.argv) > 1 else "user"))

@@ -30,7 +30,7 @@ from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
 from terag_neo4j.documents import Document
 from terag_neo4j.indexing import IngestReport
-from terag_neo4j.retrieval import AnswerResult, RetrievalResult
+from terag_neo4j.results import AnswerResult, RetrievalResult
 from terag_neo4j.store import NamespaceInfo
 
 T = TypeVar("T")

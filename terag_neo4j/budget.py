@@ -90,4 +90,4 @@ def passage_scores(
     """Every passage's score under `rule` (see `gds.core_scores`), computed in GDS."""
     if rule not in SELECTIONS:
         raise ValueError(f"unknown budget selection {rule!r}; choose from {list(SELECTIONS)}")
-    return gds.core_scores(store, settings, namespace, rule)
+    return gds.core_scores(store, namespace, rule)

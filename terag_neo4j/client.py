@@ -20,7 +20,8 @@ from terag_neo4j.embeddings import CachedEmbedder, Embedder
 from terag_neo4j.extraction import ExtractionCache, Extractor, make_extractor
 from terag_neo4j.indexing import Indexer, IngestReport
 from terag_neo4j.llm import OllamaLLM, TokenLedger
-from terag_neo4j.retrieval import AnswerResult, RetrievalResult, Retriever
+from terag_neo4j.results import AnswerResult, RetrievalResult
+from terag_neo4j.retrieval import Retriever
 from terag_neo4j.store import GraphStore, NamespaceInfo, check_namespace, neo4j_errors
 
 log = logging.getLogger(__name__)

@@ -6,11 +6,22 @@ everything that belongs to this project is prefixed `TERAG_`.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Literal, Self
 
-from pydantic import AliasChoices, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings.exceptions import SettingsError as EnvParseError
+
+from terag_neo4j.presets import KNOBS, KnobError, PresetName, RetrievalConfig, resolve
 
 ExtractorName = Literal["ollama", "spacy", "recorded"]
 BOLT_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
@@ -60,6 +71,10 @@ class Settings(BaseSettings):
     neo4j_http_port: int = Field(default=7474, ge=1, le=65535)
     neo4j_heap: str = "2g"
     neo4j_pagecache: str = "1g"
+    # GDS memory the namespaces' cached projections may take, and how many there may be; past
+    # either the least recently used are dropped (a small namespace's is a few MB)
+    gds_memory_mb: int = Field(default=1024, ge=1)
+    gds_max_projections: int = Field(default=8, ge=1)
 
     # --- LLM ---
     llm_model: str = "terag-smollm2"
@@ -102,65 +117,55 @@ class Settings(BaseSettings):
 
     # --- retrieval ---
     top_k: int = Field(default=5, ge=1)
-    # A named retrieval configuration; settings given explicitly override it
-    preset: Literal["default", "paper"] = "default"
-    # How a question finds its concepts: `names` looks its word n-grams up among the namespace's
-    # concept names (zero tokens, no NER model); `ner` runs query NER first (the TERAG paper).
-    linking: Literal["names", "ner"] = "names"
-    semantic_top_n: int = Field(default=3, ge=0)
-    # Restart mass: `pooled` weighs every matched concept by s/f together; `group` gives the exact
-    # and the semantic matches half each (the paper's eqs. 3-5)
-    restart_split: Literal["pooled", "group"] = "pooled"
-    # Passages seeded by their dense similarity to the question (HippoRAG 2): their share of the
-    # restart mass relative to the concepts (0 = off), the power that sharpens min-max-scaled
-    # cosines, and how many of the most similar passages are seeded (0 = all)
-    passage_seed_weight: float = Field(default=0.3, ge=0)
-    passage_seed_power: float = Field(default=4.0, gt=0)
-    passage_seed_top: int = Field(default=0, ge=0)
-    damping: float = Field(default=0.5, ge=0, lt=1)
-    max_iterations: int = Field(default=100, ge=1)
-    # At damping 0.5 the walk stops after 8 rounds at 1e-4 instead of 13 at 1e-6: a third less
-    # GDS time; R@2/R@5 on 2Wiki, MuSiQue and HotpotQA moved by no more than one question
-    tolerance: float = Field(default=1e-4, gt=0)
-    # Threads per GDS PageRank call. One query's graph is small enough that splitting it costs
-    # more than it saves on a busy few-core machine, and concurrent queries use the other cores.
-    gds_concurrency: int = Field(default=1, ge=1)
-    similarity_mode: Literal["entity", "query"] = "entity"
-    orientation: Literal["directed", "undirected"] = "undirected"
-    hybrid: bool = False
-    weighting: Literal["s_over_f", "inv_f", "uniform"] = "s_over_f"
-    # What the walk sees: CO_OCCURRENCE and SYNONYM relationships, passage-title concepts, and
-    # noun-phrase concepts (entities and HAS_PASSAGE always)
-    walk_cooccurrence: bool = False
-    walk_synonyms: bool = False
-    walk_titles: bool = True
-    walk_noun_chunks: bool = True
-    # Indexing: each passage's title (and the title without a trailing "(disambiguation)") becomes
-    # a `title` concept; SYNONYM edges join concepts whose embeddings have cosine >= threshold
-    # (0 = none built), at most `synonym_cap` per concept
+    # A named retrieval configuration (presets.py); `retrieval` overrides its knobs one by one
+    preset: PresetName = "default"
+    retrieval_overrides: dict[str, Any] = Field(
+        default_factory=dict,
+        validation_alias=AliasChoices("TERAG_RETRIEVAL", "retrieval", "retrieval_overrides"),
+        description='Retrieval knobs over the preset\'s, as JSON: {"damping": 0.3}',
+    )
+    # Threads per GDS PageRank call is an operational setting of the walk, not a knob
+    # --- indexing knobs that shape the graph ---
+    # Each passage's title (and the title without a trailing "(disambiguation)") becomes a
+    # `title` concept; a file's name is no title concept, a heading is
     title_concepts: bool = True
+    # Every passage is linked to each concept of the namespace whose name it contains (zero
+    # tokens): a concept's passages are where it is named, not only where an extractor saw it
+    ground_mentions: bool = True
     # Concept embeddings: `lazy` writes them when semantic matching or SYNONYM edges first need
     # them (the default retrieval never does); `eager` writes them with the concepts
     concept_vectors: Literal["lazy", "eager"] = "lazy"
-    # CO_OCCURRENCE: `lazy` builds a namespace's pairs (in one transaction) the first time a walk
-    # over them needs them (the paper preset); the default walk never reads them, and they are
-    # three quarters of a spaCy graph's write time. `eager` keeps them up to date on every write
+    # CO_OCCURRENCE: `lazy` builds a namespace's pairs the first time a walk over them needs
+    # them (the paper preset); the default walk never reads them. `eager` keeps them on writes
     cooccurrence: Literal["lazy", "eager"] = "lazy"
     synonym_threshold: float = Field(default=0.0, ge=0, le=1)
     synonym_cap: int = Field(default=50, ge=1)
 
+    _retrieval: RetrievalConfig = PrivateAttr(default_factory=RetrievalConfig)
+
+    @property
+    def retrieval(self) -> RetrievalConfig:
+        """The retrieval knobs in force: the preset's, then `retrieval_overrides`."""
+        return self._retrieval
+
     @model_validator(mode="after")
-    def _apply_preset(self) -> Settings:
-        for key, value in PRESETS[self.preset].items():
-            if key not in self.model_fields_set:
-                object.__setattr__(self, key, value)
+    def _resolve_retrieval(self) -> Self:
+        try:
+            self._retrieval = resolve(self.preset, self.retrieval_overrides)
+        except KnobError as e:
+            raise ValueError(f"TERAG_RETRIEVAL: {e}") from e
         return self
 
     def __init__(self, **values: Any) -> None:
+        _refuse_retired(values)
         try:
             super().__init__(**values)
         except ValidationError as e:
             raise SettingsError(describe_errors(e, values)) from e
+        except EnvParseError as e:  # a value pydantic-settings could not parse (JSON)
+            field = str(e).split('"')[1] if '"' in str(e) else ""
+            name = env_name(field) if field in type(self).model_fields else "a setting"
+            raise SettingsError(f"invalid setting: {name}: not valid JSON ({e})") from e
 
     @field_validator("home", "recorded_extractions", mode="after")
     @classmethod
@@ -203,22 +208,69 @@ class Settings(BaseSettings):
 
         Unlike `model_copy(update=...)` every value goes through the same validation as the
         environment: `home="~/x"` is expanded, `extractor="bogus"` is refused here, not later.
+        `retrieval={...}` adds knobs to those already overridden; `preset=...` keeps them (the
+        preset's values first, then the knobs given: the rule `Settings()` applies too).
         """
+        if "retrieval" in overrides:
+            overrides["retrieval_overrides"] = {
+                **self.retrieval_overrides,
+                **(overrides.pop("retrieval") or {}),
+            }
         unknown = sorted(set(overrides) - set(type(self).model_fields))
         if unknown:
+            knobs = [k for k in unknown if k in KNOBS]
+            hint = (
+                f" ({', '.join(knobs)} {'is a' if len(knobs) == 1 else 'are'} retrieval "
+                f"knob{'s' if len(knobs) > 1 else ''}: pass retrieval={{{knobs[0]!r}: ...}})"
+                if knobs
+                else ""
+            )
             raise SettingsError(
                 f"unknown setting{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}: use "
                 "the names of Settings fields in lower case (e.g. top_k=10, extractor='spacy')"
+                + hint
             )
         # All values at once (checks across fields see the final combination); model_validate
         # reads no environment, so only the base's values and the overrides count.
-        values = {**self.__dict__, **overrides}
-        if "preset" in overrides:  # every field is given here, so the preset is applied explicitly
-            values = {**values, **PRESETS[overrides["preset"]], **overrides}
+        values = {k: v for k, v in self.__dict__.items()}
+        values.update(overrides)
         try:
             return type(self).model_validate(values)
         except ValidationError as e:
             raise SettingsError(describe_errors(e, overrides)) from e
+
+
+# Retrieval knobs that were settings of their own before they moved into `RetrievalConfig`.
+RETIRED = {
+    "TERAG_PASSAGE_SEED_WEIGHT": "seed_weight",
+    "TERAG_PASSAGE_SEED_POWER": "seed_power",
+    "TERAG_PASSAGE_SEED_TOP": "seed_top",
+    **{f"TERAG_{k.upper()}": k for k in KNOBS},
+}
+
+
+def _refuse_retired(values: dict[str, Any]) -> None:
+    """A retired variable in the environment or `.env` would be ignored silently: say so."""
+    names = set(os.environ)
+    env_file = Path(".env")
+    if env_file.is_file():
+        names |= {
+            line.split("=", 1)[0].strip().removeprefix("export ").strip()
+            for line in env_file.read_text(encoding="utf-8", errors="replace").splitlines()
+            if "=" in line and not line.lstrip().startswith("#")
+        }
+    retired = sorted(n for n in names if n in RETIRED)
+    knobs = sorted(k for k in values if k in KNOBS)
+    if retired:
+        knob = RETIRED[retired[0]]
+        raise SettingsError(
+            f"{', '.join(retired)}: retrieval knobs are no longer settings of their own; "
+            f"use TERAG_PRESET, or TERAG_RETRIEVAL='{{\"{knob}\": ...}}' for an experiment"
+        )
+    if knobs:
+        raise SettingsError(
+            f"{', '.join(knobs)}: retrieval knobs go in retrieval={{{knobs[0]!r}: ...}}"
+        )
 
 
 def env_name(field: str) -> str:
@@ -249,24 +301,3 @@ def describe_errors(e: ValidationError, given: dict[str, Any] | None = None) -> 
         name = f"{field} ({env_name(field)})" if field in given else env_name(field)
         parts.append(f"{name}={err.get('input')!r}: {msg}")
     return "invalid setting: " + "; ".join(parts)
-
-
-# The TERAG paper's retrieval (§4.3), kept selectable: `Settings(**PAPER_PRESET)` or
-# `TERAG_PRESET=paper`. It reads the same graph; only what the walk and the seeding use differ.
-PAPER_PRESET: dict[str, object] = {
-    "linking": "ner",
-    "semantic_top_n": 3,
-    "restart_split": "group",
-    "passage_seed_weight": 0.0,
-    "damping": 0.85,
-    "tolerance": 1e-6,
-    "orientation": "directed",
-    "weighting": "s_over_f",
-    "similarity_mode": "entity",
-    "hybrid": False,
-    "walk_cooccurrence": True,
-    "walk_synonyms": False,
-    "walk_titles": False,
-    "walk_noun_chunks": True,
-}
-PRESETS: dict[str, dict[str, object]] = {"default": {}, "paper": PAPER_PRESET}

@@ -16,6 +16,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
+from terag_neo4j.chunking import chunks
+
 log = logging.getLogger(__name__)
 
 TEXT_SUFFIXES = {".txt", ".md", ".markdown"}
@@ -23,11 +25,6 @@ JSONL_SUFFIXES = {".jsonl", ".ndjson"}
 MAX_DOCUMENT_CHARS = (
     20_000_000  # beyond this a "document" is almost surely a mistake (a dump, a binary)
 )
-
-
-# A token is at most this many characters on average in a chunk: a 2 MB "word" (a base64 blob, a
-# line without spaces) is one [UNK] token to WordPiece, so token windows alone do not bound size.
-MAX_CHARS_PER_TOKEN = 32
 
 
 class InputError(ValueError):
@@ -46,6 +43,9 @@ class Document:
     source: str = ""
     # A record that already is a passage (benchmark corpora) is indexed whole, never re-chunked.
     is_passage: bool = False
+    # Whether `title` names the content (a record's title, a Markdown heading) and so becomes a
+    # title concept; a title made from a file name does not.
+    title_is_name: bool = True
 
     def __post_init__(self) -> None:
         for name in ("id", "text", "title", "source"):
@@ -69,8 +69,9 @@ class Passage:
     id: str
     doc_id: str
     position: int
-    title: str
+    title: str  # what it is shown and embedded under: a record's title, or its heading path
     text: str
+    heading: str = ""  # the name that becomes its title concept ("" = none)
 
     @property
     def content(self) -> str:
@@ -100,69 +101,24 @@ def default_tokenizer() -> object:
     return AutoTokenizer.from_pretrained(str(embedding_model_path()))
 
 
-def chunk_text(
-    text: str, max_tokens: int, overlap: int, tokenizer: object | None = None
-) -> list[str]:
-    """Split `text` into windows of at most `max_tokens` tokens, `overlap` tokens shared.
-
-    Windows are cut from the original string by character offsets, so nothing is re-spelled by
-    decoding, and each cut is moved back to the nearest whitespace so words stay whole.
-    """
-    if max_tokens <= 0:
-        raise ValueError("max_tokens must be positive")
-    if not 0 <= overlap < max_tokens:
-        raise ValueError("overlap must be >= 0 and smaller than max_tokens")
-    tok = tokenizer or default_tokenizer()
-    # verbose=False: no "Token indices sequence length is longer than the specified maximum"
-    # warning; a document longer than the model's window is exactly what chunking is for.
-    enc = tok(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)  # type: ignore[operator]
-    offsets: list[tuple[int, int]] = enc["offset_mapping"]
-    max_chars = max_tokens * MAX_CHARS_PER_TOKEN
-    if len(offsets) <= max_tokens:
-        return _cap_chars(text.strip(), max_chars) if text.strip() else []
-    chunks: list[str] = []
-    step = max_tokens - overlap
-    start_tok = 0
-    while start_tok < len(offsets):
-        end_tok = min(start_tok + max_tokens, len(offsets))
-        start_char = offsets[start_tok][0]
-        end_char = offsets[end_tok - 1][1] if end_tok == len(offsets) else offsets[end_tok][0]
-        chunk = text[start_char:end_char].strip()
-        if chunk:
-            chunks.extend(_cap_chars(chunk, max_chars))
-        if end_tok == len(offsets):
-            break
-        start_tok += step
-    return chunks
-
-
-def _cap_chars(chunk: str, max_chars: int) -> list[str]:
-    """`chunk` cut into pieces of at most `max_chars`, at whitespace where there is some."""
-    pieces: list[str] = []
-    while len(chunk) > max_chars:
-        cut = chunk.rfind(" ", max_chars // 2, max_chars + 1)
-        cut = cut if cut > 0 else max_chars
-        pieces.append(chunk[:cut].strip())
-        chunk = chunk[cut:].strip()
-    if chunk:
-        pieces.append(chunk)
-    return [p for p in pieces if p]
-
-
 def split_document(
     doc: Document, max_tokens: int, overlap: int, tokenizer: object | None = None
 ) -> list[Passage]:
+    """A document's passages: a benchmark record whole, anything else by its structure
+    (`chunking`); a passage's title is its heading path under the document's title."""
+    name = doc.title if doc.title_is_name else ""
     if doc.is_passage:
-        return [
-            Passage(id=doc.id, doc_id=doc.id, position=0, title=doc.title, text=doc.text.strip())
-        ]
-    parts = chunk_text(doc.text, max_tokens, overlap, tokenizer)
-    if len(parts) == 1:
-        return [Passage(id=doc.id, doc_id=doc.id, position=0, title=doc.title, text=parts[0])]
-    return [
-        Passage(id=f"{doc.id}#{i}", doc_id=doc.id, position=i, title=doc.title, text=part)
-        for i, part in enumerate(parts)
-    ]
+        text = doc.text.strip()
+        return [Passage(doc.id, doc.id, 0, doc.title, text, name)]
+    parts = list(chunks(doc.text, max_tokens, overlap, tokenizer or default_tokenizer()))
+    out = []
+    for i, (path, text) in enumerate(parts):
+        heads = tuple(h for h in path if h != doc.title)
+        title = " > ".join(h for h in (doc.title, *heads) if h)
+        heading = heads[-1] if heads else name
+        pid = doc.id if len(parts) == 1 else f"{doc.id}#{i}"
+        out.append(Passage(pid, doc.id, i, title, text, heading))
+    return out
 
 
 def to_passages(
@@ -225,17 +181,17 @@ def _jsonl_documents(path: Path, text: str) -> Iterator[Document]:
             raise InputError(f"{path}:{lineno}: each line needs an object with a string 'text'")
         title = str(rec.get("title") or "")
         doc_id = str(rec.get("id") or content_hash(f"{title}\n{rec['text']}"))
-        yield Document(
-            id=doc_id, title=title, text=rec["text"], source=f"{path}:{lineno}", is_passage=True
-        )
+        # A record is one passage unless it is longer than one: then it is chunked like a file.
+        yield Document(id=doc_id, title=title, text=rec["text"], source=f"{path}:{lineno}")
 
 
-def _title_and_body(path: Path, text: str) -> tuple[str, str]:
-    """A leading Markdown heading is the title; otherwise the file name is."""
+def _title_and_body(path: Path, text: str) -> tuple[str, str, bool]:
+    """A leading Markdown heading is the title (and names the content); otherwise the file
+    name is (and names nothing)."""
     first, _, rest = text.lstrip().partition("\n")
-    if first.startswith("#"):
-        return first.lstrip("#").strip(), rest.strip()
-    return path.stem.replace("_", " ").strip(), text
+    if first.startswith("# "):
+        return first.lstrip("#").strip(), rest.strip(), True
+    return path.stem.replace("_", " ").strip(), text, False
 
 
 def document_id(path: Path, root: Path | None = None) -> str:
@@ -301,8 +257,10 @@ def load_documents(
                 # Parse the whole file first: a bad line late in it must not leave a half-read file.
                 yield from list(_jsonl_documents(path, text))
             else:
-                title, text = _title_and_body(path, text)
-                yield Document(id=doc_id, title=title, text=text, source=str(path))
+                title, text, named = _title_and_body(path, text)
+                yield Document(
+                    id=doc_id, title=title, text=text, source=str(path), title_is_name=named
+                )
         except InputError as e:
             if errors is None:
                 raise

@@ -1,5 +1,6 @@
-"""Graph Data Science: a namespace's in-memory projection (its name, building it once, dropping
-it) and personalised PageRank on it; the passage rankings of budget mode.
+"""Graph Data Science catalog: a namespace's in-memory projection (its name, building it once,
+reusing it while an ingest writes, evicting the least recently used past a memory or count cap,
+dropping it) and the passage rankings of budget mode.
 
 Every call goes through `GraphStore`, so GDS calls get the same retries and the same
 `Neo4jUnavailable` / `GraphStoreError` translation as every other query.
@@ -12,17 +13,23 @@ import re
 import threading
 import time
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from neo4j.exceptions import ClientError
 
-from terag_neo4j.config import Settings
 from terag_neo4j.extraction import CONCEPT, TITLE
+from terag_neo4j.presets import RetrievalConfig
 from terag_neo4j.store import GraphStore, GraphStoreError
 
 log = logging.getLogger(__name__)
 
 MIN_GDS = (2, 17)
+LOCAL_PREFIX = "terag_local_"  # per-query graphs (walk.py); never a namespace's projection name
+# When this process last used each projection: the order eviction follows (graphs it never
+# used, other processes' or older ones, go first, oldest created first).
+_last_used: dict[str, float] = {}
+_evict_lock = threading.Lock()
 
 
 def check_version(store: GraphStore) -> str:
@@ -41,70 +48,81 @@ def check_version(store: GraphStore) -> str:
     return version
 
 
-def walk(settings: Settings) -> tuple[str, list[str], list[str]]:
-    """What the projection holds: a short code for its name, skipped concept types, rel types."""
-    st = settings
-    skip = [t for t, keep in ((TITLE, st.walk_titles), (CONCEPT, st.walk_noun_chunks)) if not keep]
+@dataclass(frozen=True)
+class Walk:
+    """What a projection holds: its name's code, the concept types left out, the rel types."""
+
+    code: str
+    skip_types: list[str]
+    rel_types: list[str]
+    hub_cap: int
+
+
+def walk(rc: RetrievalConfig) -> Walk:
+    skip = [t for t, keep in ((TITLE, rc.walk_titles), (CONCEPT, rc.walk_noun_chunks)) if not keep]
     rels = ["HAS_PASSAGE"] + [
         t
-        for t, on in (("CO_OCCURRENCE", st.walk_cooccurrence), ("SYNONYM", st.walk_synonyms))
+        for t, on in (("CO_OCCURRENCE", rc.walk_cooccurrence), ("SYNONYM", rc.walk_synonyms))
         if on
     ]
-    code = st.orientation[0] + "".join(
+    flags = "".join(
         flag
         for flag, on in (
-            ("c", st.walk_cooccurrence),
-            ("s", st.walk_synonyms),
-            ("t", st.walk_titles),
-            ("n", st.walk_noun_chunks),
+            ("c", rc.walk_cooccurrence),
+            ("s", rc.walk_synonyms),
+            ("t", rc.walk_titles),
+            ("n", rc.walk_noun_chunks),
         )
         if on
     )
-    return code, skip, rels
+    code = rc.orientation[0] + flags + (f"h{rc.hub_cap}" if rc.hub_cap else "")
+    return Walk(code, skip, rels, rc.hub_cap)
 
 
-def projection_name_re(namespace: str, walk: str | None = None) -> re.Pattern[str]:
+def projection_name_re(namespace: str, code: str | None = None) -> re.Pattern[str]:
     """Full-match pattern of the GDS graph names of one namespace (see `graph_name`).
 
     Namespaces may contain '_', so `wiki`'s pattern must not match `terag_wiki_en_utn_v3`: the
-    walk code (orientation d/u, then the flags c, s, t, n in that order; default any) has no '_',
-    and only `_v<n>[_<epoch>]` may follow it.
+    walk code (orientation d/u, the flags c, s, t, n in that order, a hub cap h<n>; default any)
+    has no '_', and only `_v<n>[_<epoch>]` may follow it.
     """
-    code = re.escape(walk) if walk else "[du]c?s?t?n?"
+    pattern = re.escape(code) if code else r"[du]c?s?t?n?(?:h\d+)?"
     return re.compile(
-        rf"terag_{re.escape(namespace)}_(?P<walk>{code})_v(?P<version>\d+)(?:_[0-9a-f]{{8}})?"
+        rf"terag_{re.escape(namespace)}_(?P<walk>{pattern})_v(?P<version>\d+)(?:_[0-9a-f]{{8}})?"
     )
 
 
-def graph_name(settings: Settings, namespace: str, version: int, epoch: str | None = None) -> str:
+def graph_name(rc: RetrievalConfig, namespace: str, version: int, epoch: str | None = None) -> str:
     """`terag_<ns>_<walk>_v<version>[_<epoch>]`: the epoch is new each time the namespace is
     created, so a name is never reused after a drop; the walk code names what it holds."""
-    name = f"terag_{namespace}_{walk(settings)[0]}_v{version}"
+    name = f"terag_{namespace}_{walk(rc).code}_v{version}"
     return f"{name}_{epoch}" if epoch else name
+
+
+def catalog(store: GraphStore, prefix: str = "terag_") -> list[dict[str, Any]]:
+    """The project's GDS graphs: name, memory (bytes), nodes, relationships, creation time."""
+    return store.read("gds_graphs", prefix=prefix)
 
 
 def projections(store: GraphStore, namespace: str, code: str | None = None) -> set[str]:
     """GDS graphs of exactly this namespace (not of `wiki_en` when asked for `wiki`)."""
-    prefix = f"terag_{namespace}_{code or ''}"
     pattern = projection_name_re(namespace, code)
-    return {
-        g
-        for g in (r["graphName"] for r in store.read("gds_graphs", prefix=prefix))
-        if pattern.fullmatch(g)
-    }
+    prefix = f"terag_{namespace}_{code or ''}"
+    return {g["graphName"] for g in catalog(store, prefix) if pattern.fullmatch(g["graphName"])}
 
 
-def project(store: GraphStore, settings: Settings, namespace: str, graph: str) -> None:
-    """Project the namespace's graph under the name `graph`, as `settings` walk it."""
-    _, skip, rels = walk(settings)
+def project(store: GraphStore, rc: RetrievalConfig, namespace: str, graph: str) -> None:
+    """Project the namespace's graph under the name `graph`, as `rc` walks it."""
+    w = walk(rc)
     t = time.perf_counter()
     try:
         rows = store.execute(
-            f"project_{settings.orientation}",
+            f"project_{rc.orientation}",
             namespace=namespace,
             graph=graph,
-            skip_types=skip,
-            rel_types=rels,
+            skip_types=w.skip_types,
+            rel_types=w.rel_types,
+            hub_cap=w.hub_cap,
         )
         rec: dict[str, Any] | None = rows[0] if rows else None
         log.info(
@@ -123,6 +141,7 @@ def project(store: GraphStore, settings: Settings, namespace: str, graph: str) -
 def drop(store: GraphStore, graph: str) -> None:
     """Drop one GDS graph; a missing one is not an error."""
     store.execute("gds_drop", graph=graph)
+    _last_used.pop(graph, None)
 
 
 def drop_projections(store: GraphStore, namespace: str) -> None:
@@ -130,43 +149,98 @@ def drop_projections(store: GraphStore, namespace: str) -> None:
         drop(store, graph)
 
 
+def evict(store: GraphStore, max_bytes: int, max_graphs: int, keep: str | None = None) -> list[str]:
+    """Drop the least recently used namespace projections until at most `max_graphs` remain and
+    they take at most `max_bytes` of GDS memory (`keep`, the one in use, stays)."""
+    with _evict_lock:
+        graphs = [g for g in catalog(store) if not g["graphName"].startswith(LOCAL_PREFIX)]
+        graphs.sort(
+            key=lambda g: (_last_used.get(g["graphName"], 0.0), str(g.get("creationTime") or ""))
+        )
+        total = sum(int(g.get("sizeInBytes") or 0) for g in graphs)
+        count = len(graphs)
+        dropped: list[str] = []
+        for g in graphs:
+            if count <= max_graphs and total <= max_bytes:
+                break
+            name = g["graphName"]
+            if name == keep:
+                continue
+            drop(store, name)
+            dropped.append(name)
+            count -= 1
+            total -= int(g.get("sizeInBytes") or 0)
+        if dropped:
+            log.info(
+                "evicted GDS projections %s (caps: %d graphs, %d MB)",
+                dropped,
+                max_graphs,
+                max_bytes // 2**20,
+            )
+        return dropped
+
+
+@dataclass(frozen=True)
+class Caps:
+    """How much GDS memory the namespace projections may hold, and how many there may be."""
+
+    max_bytes: int = 1024 * 2**20
+    max_graphs: int = 8
+
+
 def ensure_projection(
     store: GraphStore,
-    settings: Settings,
+    rc: RetrievalConfig,
     namespace: str,
     lock: threading.Lock,
     known: dict[str, str] | None = None,
+    caps: Caps | None = None,
 ) -> tuple[str, str]:
     """The namespace's in-memory graph for the current version, projected once and reused, and
     the namespace's `<version>_<epoch>` key.
 
-    Indexing bumps the namespace version, so a stale projection is never used; the old one is
-    dropped when the new one is built. Each walk configuration has its own projection.
+    Indexing bumps the namespace version, so a stale projection is not used, except while an
+    ingest is writing the namespace: then the newest projection there is serves until the
+    ingest ends (each of its batches would otherwise make every reader project again). Old ones
+    are dropped when a new one is built; past `caps` the least recently used go.
     `known` (namespace -> graph this caller saw in the catalog) spares a query at an unchanged
     version the catalog listing, a round trip; see `missing_graph` for one dropped meanwhile.
     """
     rows = store.read("namespace_version", namespace=namespace)
     if not rows:
         store.require_namespace(namespace)
-    if settings.walk_cooccurrence and not rows[0]["pairs"]:
+    if rc.walk_cooccurrence and not rows[0]["pairs"]:
         pairs = store.build_cooccurrence(namespace)
         if pairs is not None:
             log.info("built %d CO_OCCURRENCE pairs of %s for the walk", pairs, namespace)
         rows = store.read("namespace_version", namespace=namespace)
-    version = int(rows[0]["version"] or 0)
-    key = f"{version}_{rows[0].get('epoch')}"
-    code = walk(settings)[0]
-    name = graph_name(settings, namespace, version, rows[0].get("epoch"))
+    row = rows[0]
+    version = int(row["version"] or 0)
+    key = f"{version}_{row.get('epoch')}"
+    code = walk(rc).code
+    name = graph_name(rc, namespace, version, row.get("epoch"))
     if known is not None and known.get(namespace) == name:
+        _last_used[name] = time.monotonic()
         return name, key
     existing = projections(store, namespace, code)
+    if name not in existing and row.get("ingesting") and existing:
+        # Reuse the newest projection of this incarnation while an ingest writes.
+        pattern = projection_name_re(namespace, code)
+        same_epoch = [g for g in existing if g.endswith(f"_{row.get('epoch')}")]
+        if same_epoch:
+            newest = max(same_epoch, key=lambda g: int(pattern.fullmatch(g)["version"]))  # type: ignore[index]
+            _last_used[newest] = time.monotonic()
+            return newest, key
     if name not in existing:
         with lock:
             existing = projections(store, namespace, code)
             if name not in existing:
-                project(store, settings, namespace, name)
+                project(store, rc, namespace, name)
             for old in existing - {name}:
                 drop(store, old)
+        caps = caps or Caps()
+        evict(store, caps.max_bytes, caps.max_graphs, keep=name)
+    _last_used[name] = time.monotonic()
     if known is not None:
         known[namespace] = name
     return name, key
@@ -178,81 +252,30 @@ def missing_graph(e: ClientError) -> bool:
     return "does not exist" in text and "graph" in text.lower()
 
 
-class SeedList(list[list[float]]):
-    """A parameter list whose repr is one word.
-
-    The driver formats every RUN's parameters for a debug line whether or not debug logging is
-    on; for ~6k passage seeds that repr cost about 10 ms a query on 2Wiki (a third of the
-    overhead around GDS's own compute). The list packs exactly as a plain list.
-    """
-
-    def __repr__(self) -> str:
-        return f"<{len(self)} seeds>"
+def local_name() -> str:
+    return f"{LOCAL_PREFIX}{uuid.uuid4().hex[:12]}"
 
 
-def pagerank(
-    store: GraphStore,
-    settings: Settings,
-    graph: str,
-    sources: list[dict[str, Any]],
-    passages: list[list[float]],
-    top_k: int,
-) -> list[dict[str, Any]]:
-    """Personalised PageRank from `sources` (`{uid, weight}` of concepts) and `passages`
-    (`[node id, weight]`): the best `top_k` passages with a positive score, best first."""
-    st = settings
-    candidates = max(200, 40 * top_k)
-    while True:
-        rows = store.read(
-            "pagerank",
-            graph=graph,
-            sources=sources,
-            passages=SeedList(passages),
-            damping=st.damping,
-            max_iterations=st.max_iterations,
-            tolerance=st.tolerance,
-            concurrency=st.gds_concurrency,
-            candidates=candidates,
-            top_k=top_k,
-        )
-        # Concepts usually outrank passages; widen the window until k passages are in it.
-        if len(rows) >= top_k or candidates >= 1_000_000:
-            return [r for r in rows if r["score"] > 0]
-        candidates *= 8
-
-
-def pagerank_stats(
-    store: GraphStore, settings: Settings, graph: str, sources: list[dict[str, Any]]
-) -> dict[str, Any] | None:
-    """`gds.pageRank.stats` for the restart vector `sources` (`{uid, weight}` of concepts or
-    passages): GDS's own `computeMillis` and `ranIterations`, for the latency benchmark."""
-    rows = store.execute(
-        "pagerank_stats",
-        sources=sources,
-        graph=graph,
-        damping=settings.damping,
-        max_iterations=settings.max_iterations,
-        tolerance=settings.tolerance,
-        concurrency=settings.gds_concurrency,
-    )
-    return rows[0] if rows else None
+def sweep_local(store: GraphStore, older_than_s: float = 300.0) -> list[str]:
+    """Drop per-query graphs a crashed query left behind (each query drops its own)."""
+    now = time.time()
+    stale = []
+    for g in catalog(store, LOCAL_PREFIX):
+        created: Any = g.get("creationTime")
+        epoch = created.to_native().timestamp() if hasattr(created, "to_native") else None
+        if epoch is not None and now - epoch > older_than_s:
+            drop(store, g["graphName"])
+            stale.append(g["graphName"])
+    return stale
 
 
 # Budget mode ranks passages over the whole cheap graph: every concept type, HAS_PASSAGE only,
 # readable both ways (a passage's rank flows from the concepts it shares).
-_CORE_WALK = {
-    "orientation": "undirected",
-    "walk_titles": True,
-    "walk_noun_chunks": True,
-    "walk_cooccurrence": False,
-    "walk_synonyms": False,
-}
+_CORE_WALK = RetrievalConfig(walk="global", hub_cap=0)
 CORE_KNN_TOP_K = 10
 
 
-def core_scores(
-    store: GraphStore, settings: Settings, namespace: str, rule: str
-) -> dict[str, float]:
+def core_scores(store: GraphStore, namespace: str, rule: str) -> dict[str, float]:
     """Every passage's score under budget mode's selection `rule`, over the namespace as it is.
 
     pagerank: global PageRank over the passage-concept graph (a passage scores high when its
@@ -266,7 +289,7 @@ def core_scores(
         if rule == "knn_pagerank":
             store.execute("budget_knn", namespace=namespace, graph=graph, top_k=CORE_KNN_TOP_K)
         else:
-            project(store, settings.with_overrides(**_CORE_WALK), namespace, graph)
+            project(store, _CORE_WALK, namespace, graph)
         if rule == "degree":
             rows = store.execute("budget_degree", graph=graph)
         else:

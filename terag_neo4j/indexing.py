@@ -29,15 +29,23 @@ from terag_neo4j.extraction import (
     extract_with_cache,
     with_title_concepts,
 )
+from terag_neo4j.grounding import passage_candidates
 from terag_neo4j.store import (
     GraphStore,
     GraphStoreError,
     Neo4jUnavailable,
     check_namespace,
     one_line,
+    passage_uid,
 )
 
 log = logging.getLogger(__name__)
+
+# An ingest renews its lease on the namespace with every batch (readers keep their projection
+# meanwhile); one that is killed gives it up by running out.
+INGEST_LEASE_S = 120
+GROUND_BATCH = 2000  # passages grounded per transaction
+VOCABULARY_SCAN_MAX = 300_000  # up to this many concepts, grounding reads all their names once
 
 
 @dataclass
@@ -74,12 +82,14 @@ class IngestReport:
     selection_s: float = 0.0
     core_s: float = 0.0
     has_passage: int = 0
+    mention_links: int = 0  # passages linked to concepts they name beyond their extraction
     cooccurrence_rows: int = 0
     synonym_links: int = 0
     extraction_s: float = 0.0
     embedding_s: float = 0.0
     write_s: float = 0.0
     synonym_s: float = 0.0
+    grounding_s: float = 0.0
     total_s: float = 0.0
     started: str = ""
     warnings: list[str] = field(default_factory=list)
@@ -160,7 +170,8 @@ class IngestReport:
             f"{self.input_per_passage:.1f} in / {self.output_per_passage:.1f} out per passage\n"
             f"  time: {self.total_s:.1f}s (extract {self.extraction_s:.1f}s, embed "
             f"{self.embedding_s:.1f}s, write {self.write_s:.1f}s) = {self.passages_per_s:.1f} passages/s; "
-            f"{self.has_passage} HAS_PASSAGE, {self.cooccurrence_rows} CO_OCCURRENCE updates"
+            f"{self.has_passage} HAS_PASSAGE (+{self.mention_links} mentions, grounded in "
+            f"{self.grounding_s:.1f}s), {self.cooccurrence_rows} CO_OCCURRENCE updates"
         )
 
 
@@ -221,6 +232,7 @@ class Indexer:
             self._remove_stale(ns, doc_ids, passages, report)
             return report
         self.store.ensure_schema()
+        self.store.ensure_search_keys(ns)
         self._warn_if_built_differently(ns)
         self._remove_stale(ns, doc_ids, passages, report)
         existing = self.store.existing_hashes(ns, [p.id for p in passages])
@@ -236,11 +248,17 @@ class Indexer:
         )
         try:
             for i in range(0, len(todo), self.batch_passages):
+                if self.store.namespace_exists(ns):
+                    self.store.ingest_lease(ns, INGEST_LEASE_S)
                 self._batch(ns, todo[i : i + self.batch_passages], report, bar)
+            if self.core_extractor is not None:
+                self._budget(ns, report, progress)
+            if self.settings.ground_mentions:
+                self._ground(ns, passages, report, progress)
         finally:
             bar.close()
-        if self.core_extractor is not None:
-            self._budget(ns, report, progress)
+            if self.store.namespace_exists(ns):
+                self.store.ingest_lease(ns, 0)
         if self.settings.cooccurrence == "eager":
             # A namespace made lazily gets its pairs now (a no-op once they are kept).
             t = time.perf_counter()
@@ -259,6 +277,43 @@ class Indexer:
         self.store.record_run(ns, report.to_record())
         log.debug("%s", report.summary())  # callers print or log it; the CLI prints it
         return report
+
+    def _ground(
+        self, ns: str, passages: Sequence[Passage], report: IngestReport, progress: bool
+    ) -> None:
+        """Link every passage not grounded yet to the concepts it names (`grounding.py`): after
+        the batches, so a passage also finds concepts that later batches brought."""
+        t = time.perf_counter()
+        pending = self.store.ungrounded(ns, [p.id for p in passages])
+        todo = [p for p in passages if p.id in pending]
+        if not todo:
+            return
+        rows = self.store.read("namespace_version", namespace=ns)
+        small = bool(rows) and int(rows[0]["concepts"] or 0) <= VOCABULARY_SCAN_MAX
+        bar = tqdm(total=len(todo), desc=f"grounding {ns}", unit="passage", disable=not progress)
+        try:
+            for i in range(0, len(todo), GROUND_BATCH):
+                batch = todo[i : i + GROUND_BATCH]
+                cands = {p.id: passage_candidates(p) for p in batch}
+                vocabulary = self.store.concept_vocabulary(
+                    ns, None if small else sorted(set().union(*cands.values()))
+                )
+                found = {
+                    pid: sorted({u for n in names for u in vocabulary.get(n, ())})
+                    for pid, names in cands.items()
+                }
+                self.store.ingest_lease(ns, INGEST_LEASE_S)
+                report.mention_links += self.store.link_mentions(
+                    ns,
+                    [
+                        {"passage": passage_uid(ns, pid), "concepts": uids}
+                        for pid, uids in found.items()
+                    ],
+                )
+                bar.update(len(batch))
+        finally:
+            bar.close()
+        report.grounding_s += time.perf_counter() - t
 
     def _graph_version(self) -> str:
         """The extractor's version, marked when title concepts are added to what it finds."""
@@ -366,7 +421,7 @@ class Indexer:
             for e in llm
         ]
         if self.settings.title_concepts:
-            titles = {p.id: p.title for p in batch}
+            titles = {p.id: p.heading for p in batch}
             merged = [with_title_concepts(e, titles[e.passage_id]) for e in merged]
         t = time.perf_counter()
         names = (
@@ -424,7 +479,7 @@ class Indexer:
         report.extracted_fresh += fresh
         report.passages_without_concepts += sum(not e.concepts for e in extractions)
         if self.settings.title_concepts:
-            titles = {p.id: p.title for p in batch}
+            titles = {p.id: p.heading for p in batch}
             extractions = [with_title_concepts(e, titles[e.passage_id]) for e in extractions]
 
         t = time.perf_counter()

@@ -1,9 +1,10 @@
-"""Retrieval stage (TERAG §4.3): query NER -> concept matching -> restart vector -> GDS
-personalised PageRank -> top passages -> (optionally) a short answer.
+"""Retrieval stage: link the question to concepts -> rank passages flat (words and meaning) ->
+restart vector (`restart.py`) -> GDS personalised PageRank (`walk.py`) -> top passages ->
+optionally a short answer (`reader.py`).
 
-Restart vector (eqs. 3-5): w(u) = s(u) / f(u) with s = 1 for an exact match and the cosine
-similarity for a semantic one, f = number of passages the concept occurs in; weights are
-normalised within the exact group and within the semantic group.
+The knobs are `settings.retrieval` (`presets.py`); the TERAG paper's exact retrieval is the
+`paper` preset: query NER, exact then semantic matching, s/f per match group, a directed walk
+over CO_OCCURRENCE.
 """
 
 from __future__ import annotations
@@ -12,120 +13,32 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from neo4j.exceptions import ClientError
 
-from terag_neo4j import gds
+from terag_neo4j import gds, walk
 from terag_neo4j.concept_vectors import ensure_concept_vectors
 from terag_neo4j.config import Settings
 from terag_neo4j.embeddings import CachedEmbedder, Embedder
 from terag_neo4j.extraction import Concept, Extractor, normalize_name
-from terag_neo4j.linking import question_spans, select_links, span_norms
-from terag_neo4j.llm import Message, OllamaLLM, Stage
+from terag_neo4j.flat import FlatRanking, flat_ranking
+from terag_neo4j.linking import question_spans, select_links, span_keys
+from terag_neo4j.llm import OllamaLLM, Stage
+from terag_neo4j.reader import READER_MAX_TOKENS, reader_messages
+from terag_neo4j.restart import MatchedConcept, paper_weights, passage_seeds, verified_weights
+from terag_neo4j.results import AnswerResult, Mode, RetrievalResult, RetrievedPassage
 from terag_neo4j.store import GraphStore, check_namespace
 
 log = logging.getLogger(__name__)
 
 MAX_QUERY_CHARS = 10_000  # query NER (spaCy, an LLM prompt) is meant for a question
-MatchKind = Literal["exact", "semantic"]
-Mode = Literal["pagerank", "dense", "hybrid"]
 
 
 class RetrievalError(ValueError):
     """A query that cannot be answered as asked; the message says why."""
-
-
-@dataclass(frozen=True)
-class MatchedConcept:
-    entity: str
-    uid: str
-    key: str
-    name: str
-    type: str
-    match: MatchKind
-    similarity: float
-    frequency: int
-    weight: float = 0.0
-
-
-@dataclass(frozen=True)
-class RetrievedPassage:
-    id: str
-    doc_id: str
-    title: str
-    text: str
-    score: float
-
-
-@dataclass
-class RetrievalResult:
-    query: str
-    namespace: str
-    entities: list[str]
-    matches: list[MatchedConcept]
-    passages: list[RetrievedPassage]
-    mode: Mode
-    fallback_reason: str | None = None
-    timings: dict[str, float] = field(default_factory=dict)
-    input_tokens: int = 0
-    output_tokens: int = 0
-
-
-@dataclass
-class AnswerResult:
-    answer: str
-    retrieval: RetrievalResult
-    input_tokens: int
-    output_tokens: int
-
-
-def restart_weights(
-    matches: Sequence[MatchedConcept],
-    weighting: Literal["s_over_f", "inv_f", "uniform"] = "s_over_f",
-    split: Literal["pooled", "group"] = "group",
-) -> list[MatchedConcept]:
-    """Eqs. 3-5: w(u) = s(u)/f(u). A concept matched by several entities keeps its strongest match.
-
-    `group` normalises the exact and the semantic matches separately (the paper: each group gets
-    half the mass when both exist); `pooled` normalises them together, so a weak semantic match
-    weighs by its similarity instead of by its group. `inv_f` drops the similarity (s = 1, the
-    paper's Table 5 ablation); `uniform` drops the specificity 1/f as well.
-    """
-    best: dict[str, MatchedConcept] = {}
-    for m in matches:
-        cur = best.get(m.uid)
-        if cur is None or (m.match == "exact", m.similarity) > (
-            cur.match == "exact",
-            cur.similarity,
-        ):
-            best[m.uid] = m
-    groups = (
-        [[m for m in best.values() if m.match == kind] for kind in ("exact", "semantic")]
-        if split == "group"
-        else [list(best.values())]
-    )
-    out: list[MatchedConcept] = []
-    for group in groups:
-        raw = [_raw_weight(m, weighting) for m in group]
-        total = sum(raw)
-        for m, w in zip(group, raw, strict=True):
-            out.append(_with_weight(m, w / total if total > 0 else 0.0))
-    return [m for m in out if m.weight > 0]
-
-
-def _raw_weight(m: MatchedConcept, weighting: str) -> float:
-    s = 1.0 if m.match == "exact" or weighting != "s_over_f" else max(m.similarity, 0.0)
-    return s if weighting == "uniform" else s / max(m.frequency, 1)
-
-
-def _with_weight(m: MatchedConcept, w: float) -> MatchedConcept:
-    return MatchedConcept(
-        m.entity, m.uid, m.key, m.name, m.type, m.match, m.similarity, m.frequency, w
-    )
 
 
 def _passage(r: dict[str, Any]) -> RetrievedPassage:
@@ -144,6 +57,7 @@ class Retriever:
         llm: OllamaLLM | None = None,
     ) -> None:
         self.settings = settings
+        self.rc = settings.retrieval
         self.store = store
         self.extractor = query_extractor
         self.embedder = embedder
@@ -158,6 +72,7 @@ class Retriever:
         self._vectors: dict[str, tuple[str, npt.NDArray[np.int64], npt.NDArray[np.float32]]] = {}
         self._vectors_lock = threading.Lock()
         self._gds_checked = False
+        self.caps = gds.Caps(settings.gds_memory_mb * 2**20, settings.gds_max_projections)
 
     # ------------------------------------------------------------------ GDS projection
 
@@ -168,17 +83,20 @@ class Retriever:
         self._gds_checked = True
         return version
 
-    def walk(self) -> tuple[str, list[str], list[str]]:
-        """What the projection holds: a short code for its name, skipped concept types, rel types."""
-        return gds.walk(self.settings)
+    def walk(self) -> gds.Walk:
+        """What the walk's graph holds (its code, skipped concept types, relationship types)."""
+        return gds.walk(self.rc)
 
-    def graph_name(self, namespace: str, version: int, epoch: str | None = None) -> str:
-        return gds.graph_name(self.settings, namespace, version, epoch)
+    def scope(self, passages: int) -> str:
+        """`global` or `local` for a namespace of this many passages (see `presets.py`)."""
+        if self.rc.walk != "auto":
+            return self.rc.walk
+        return "local" if passages > self.rc.local_above else "global"
 
     def ensure_projection(self, namespace: str) -> str:
         """The namespace's GDS graph for the current version and walk (see `gds.ensure_projection`)."""
         name, self._versions[namespace] = gds.ensure_projection(
-            self.store, self.settings, namespace, self._project_lock, self._projected
+            self.store, self.rc, namespace, self._project_lock, self._projected, self.caps
         )
         return name
 
@@ -186,7 +104,7 @@ class Retriever:
         self._projected.pop(namespace, None)
         gds.drop_projections(self.store, namespace)
 
-    # ------------------------------------------------------------------ stages
+    # ------------------------------------------------------------------ linking
 
     def query_entities(
         self, query: str, run_id: str, namespace: str | None = None
@@ -201,70 +119,78 @@ class Retriever:
         return list(concepts), tin, tout
 
     def link(self, namespace: str, query: str) -> tuple[list[str], list[MatchedConcept]]:
-        """Concepts the question names, found by looking its n-grams up (zero tokens, no NER)."""
+        """Concepts the question names, found by looking its n-grams up (zero tokens, no NER):
+        by name, or by inflection-insensitive stem where no name matches."""
         spans = question_spans(query)
-        rows = self._exact_rows(namespace, span_norms(spans))
-        links = select_links(query, spans, set(rows))
-        names = [rows[s.norm][0]["name"] for s in links]
-        matches = [
-            MatchedConcept(
-                s.norm, r["uid"], r["key"], r["name"], r["type"], "exact", 1.0, r["frequency"]
+        norms, stems = span_keys(spans)
+        rows = (
+            self.store.read(
+                "match_names",
+                namespace=namespace,
+                norms=norms,
+                stems=stems,
+                skip_types=self.walk().skip_types,
             )
-            for s in links
-            for r in rows[s.norm]
-        ]
-        return names, matches
-
-    def _exact_rows(self, namespace: str, norms: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+            if norms
+            else []
+        )
         by_norm: dict[str, list[dict[str, Any]]] = {}
-        if not norms:
-            return by_norm
-        skip = self.walk()[1]
-        for r in self.store.read("match_exact", namespace=namespace, norms=norms, skip_types=skip):
-            by_norm.setdefault(r["norm"], []).append(r)
-        return by_norm
+        by_stem: dict[str, list[dict[str, Any]]] = {}
+        for r in rows:
+            (by_norm if r["by"] == "norm" else by_stem).setdefault(r["key"], []).append(r)
+        links = select_links(spans, set(by_norm), set(by_stem))
+        names: list[str] = []
+        matches: list[MatchedConcept] = []
+        for s in links:
+            hits = by_norm.get(s.norm) or by_stem.get(s.stem, [])
+            names.append(hits[0]["name"])
+            matches += [
+                MatchedConcept(
+                    s.norm,
+                    r["uid"],
+                    r["ckey"],
+                    r["name"],
+                    r["type"],
+                    "exact",
+                    1.0,
+                    int(r["frequency"] or 0),
+                    node=int(r["node"]),
+                )
+                for r in hits
+            ]
+        return names, matches
 
     def match(
         self, namespace: str, query: str, entities: Sequence[Concept]
     ) -> list[MatchedConcept]:
-        by_norm = self._exact_rows(namespace, sorted({c.norm for c in entities if c.norm}))
+        """The paper's matching: each entity's exact name, else its nearest concepts."""
+        norms = sorted({c.norm for c in entities if c.norm})
+        by_norm: dict[str, list[dict[str, Any]]] = {}
+        if norms:
+            for r in self.store.read(
+                "match_exact", namespace=namespace, norms=norms, skip_types=self.walk().skip_types
+            ):
+                by_norm.setdefault(r["norm"], []).append(r)
         matches: list[MatchedConcept] = []
         unmatched: list[Concept] = []
         for c in entities:
-            rows = by_norm.get(c.norm)
-            if not rows:
+            hits = by_norm.get(c.norm)
+            if not hits:
                 unmatched.append(c)
                 continue
-            matches += [
-                MatchedConcept(
-                    c.name, r["uid"], r["key"], r["name"], r["type"], "exact", 1.0, r["frequency"]
-                )
-                for r in rows
-            ]
-        if unmatched and self.settings.semantic_top_n > 0:
+            matches += [_matched(c.name, r, "exact", 1.0) for r in hits]
+        if unmatched and self.rc.semantic_top_n > 0:
             self.ensure_concept_vectors(namespace)
-            if self.settings.similarity_mode == "query":
+            if self.rc.similarity_mode == "query":
                 # The whole question against the concepts: one search serves every unmatched entity.
-                texts = [query]
-                owners = [", ".join(c.name for c in unmatched)]
+                texts, owners = [query], [", ".join(c.name for c in unmatched)]
             else:
                 texts = [c.name for c in unmatched]
                 owners = texts
             vectors = self.embedder.embed(texts)
             for owner, vec in zip(owners, vectors, strict=True):
                 for r in self._semantic(namespace, vec.tolist()):
-                    matches.append(
-                        MatchedConcept(
-                            owner,
-                            r["uid"],
-                            r["key"],
-                            r["name"],
-                            r["type"],
-                            "semantic",
-                            float(r["similarity"]),
-                            r["frequency"],
-                        )
-                    )
+                    matches.append(_matched(owner, r, "semantic", float(r["similarity"])))
         return matches
 
     def ensure_concept_vectors(self, namespace: str) -> None:
@@ -279,8 +205,8 @@ class Retriever:
                 self._embedded[namespace] = version
 
     def _semantic(self, namespace: str, vector: list[float]) -> list[dict[str, Any]]:
-        n = self.settings.semantic_top_n
-        skip = self.walk()[1]
+        n = self.rc.semantic_top_n
+        skip = self.walk().skip_types
         rows = self.store.read(
             "match_semantic",
             namespace=namespace,
@@ -295,15 +221,13 @@ class Retriever:
             )
         return rows
 
+    # ------------------------------------------------------------------ restart vector
+
     def passage_vectors(
         self, namespace: str
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-        """GDS node ids and embeddings of the namespace's passages, read once per version.
-
-        Scoring every passage against the question here is one matrix product; the same in
-        Cypher reads every passage's vector property per query (hundreds of ms on 2Wiki).
-        Memory: 4 bytes per dimension per passage (9 MB for 2Wiki's 6k passages).
-        """
+        """GDS node ids and embeddings of the namespace's passages, read once per version (only
+        for `seeds="dense"` over every passage, HippoRAG 2's passage nodes: small corpora)."""
         version = self._versions.get(namespace, "")
         with self._vectors_lock:
             cached = self._vectors.get(namespace)
@@ -316,25 +240,24 @@ class Retriever:
                 self._vectors[namespace] = cached
         return cached[1], cached[2]
 
-    def passage_sources(self, namespace: str, query_vector: Sequence[float]) -> list[list[float]]:
-        """HippoRAG 2's passage nodes in the restart vector: every passage (or the `top` most
-        similar) by its min-max-scaled cosine to the question raised to `power`, together
-        `passage_seed_weight` (the concepts carry 1)."""
-        st = self.settings
+    def dense_seeds(self, namespace: str, vector: Sequence[float]) -> list[list[float]]:
+        """Every passage (or the `seed_top` most similar) by its min-max-scaled cosine to the
+        question raised to `seed_power`, together `seed_weight`."""
+        rc = self.rc
         ids, matrix = self.passage_vectors(namespace)
         if not len(ids):
             return []
-        q = np.asarray(query_vector, dtype=np.float32)
+        q = np.asarray(vector, dtype=np.float32)
         sims = matrix @ (q / max(float(np.linalg.norm(q)), 1e-12))
         lo, hi = float(sims.min()), float(sims.max())
         order = np.argsort(-sims, kind="stable")
-        chosen = order[: st.passage_seed_top] if st.passage_seed_top > 0 else order
+        chosen = order[: rc.seed_top] if rc.seed_top > 0 else order
         scaled = (
-            ((sims[chosen] - lo) / (hi - lo)) ** st.passage_seed_power
+            ((sims[chosen] - lo) / (hi - lo)) ** rc.seed_power
             if hi > lo
             else np.ones(len(chosen), dtype=np.float32)
         )
-        weights = st.passage_seed_weight * scaled / float(scaled.sum())
+        weights = rc.seed_weight * scaled / float(scaled.sum())
         keep = weights > 0
         # tolist() converts in C: a per-element int()/float() loop cost ~6 ms for 6k passages.
         return [
@@ -342,36 +265,30 @@ class Retriever:
             for node, w in zip(ids[chosen][keep].tolist(), weights[keep].tolist(), strict=True)
         ]
 
-    def pagerank(
-        self,
-        graph: str,
-        namespace: str,
-        weighted: Sequence[MatchedConcept],
-        top_k: int,
-        query_vector: Sequence[float] | None,
-    ) -> list[RetrievedPassage]:
-        st = self.settings
-        passages = (
-            self.passage_sources(namespace, query_vector)
-            if st.passage_seed_weight > 0 and query_vector is not None
-            else []
+    def concept_weights(
+        self, matches: Sequence[MatchedConcept], flat: FlatRanking | None
+    ) -> list[MatchedConcept]:
+        rc = self.rc
+        if rc.hub_cap:  # a hub carries no walk: it has no relationships in the walk's graph
+            matches = [m for m in matches if m.frequency <= rc.hub_cap]
+        if rc.weighting != "verified":
+            return paper_weights(matches, rc.weighting, rc.restart_split)
+        if flat is None or not matches:
+            return []
+        rows = self.store.read(
+            "concept_support",
+            concepts=sorted({m.node for m in matches}),
+            candidates=sorted(flat.relevance),
         )
-        sources = [{"uid": m.uid, "weight": m.weight} for m in weighted]
-        rows = gds.pagerank(self.store, st, graph, sources, passages, top_k)
-        return [_passage(r) for r in rows]
+        support = {int(r["node"]): [int(p) for p in r["passages"]] for r in rows}
+        return verified_weights(matches, support, flat, rc)
+
+    # ------------------------------------------------------------------ ranking
 
     def dense(self, namespace: str, query: str, top_k: int) -> list[RetrievedPassage]:
         vec = self.embedder.embed([query])[0].tolist()
-        rows = self.store.read(
-            "dense_passages", namespace=namespace, vector=vec, candidates=top_k * 20, top_k=top_k
-        )
-        if len(rows) < top_k:
-            rows = self.store.read(
-                "dense_passages_scan", namespace=namespace, vector=vec, top_k=top_k
-            )
+        rows = self.store.read("dense_passages", namespace=namespace, vector=vec, top_k=top_k)
         return [_passage(r) for r in rows]
-
-    # ------------------------------------------------------------------ public
 
     def retrieve(
         self,
@@ -382,7 +299,7 @@ class Retriever:
         run_id: str = "query",
         mode: Mode | None = None,
     ) -> RetrievalResult:
-        """Top passages for `query`; `entities` skips query NER (caller-supplied entities)."""
+        """Top passages for `query`; `entities` skips linking (caller-supplied entities)."""
         if not query or not query.strip():
             raise RetrievalError("empty query: ask a question")
         if len(query) > MAX_QUERY_CHARS:
@@ -394,20 +311,21 @@ class Retriever:
         k = self.settings.top_k if top_k is None else top_k
         if isinstance(k, bool) or not isinstance(k, int) or k <= 0:
             raise RetrievalError(f"top_k must be a whole number of at least 1, got {k!r}")
-        mode = mode or ("hybrid" if self.settings.hybrid else "pagerank")
+        rc = self.rc
+        mode = mode or ("hybrid" if rc.hybrid else "pagerank")
         timings: dict[str, float] = {}
         t = time.perf_counter()
-        if mode == "dense":
+        state = self.store.read("namespace_version", namespace=ns)
+        if not state:
             self.store.require_namespace(ns)
-            graph = ""
-        else:
-            graph = self.ensure_projection(ns)  # also the check that the namespace exists
+        scope = self.scope(int(state[0]["passages"] or 0)) if mode != "dense" else ""
+        graph = self.ensure_projection(ns) if scope == "global" else ""
         timings["projection"] = time.perf_counter() - t
 
         t = time.perf_counter()
         tin = tout = 0
-        if entities is None and self.settings.linking == "names":
-            names, matches = self.link(ns, query)
+        if entities is None and rc.linking != "ner":
+            names, matches = self.link(ns, query) if rc.linking == "names" else ([], [])
             timings["linking"] = time.perf_counter() - t
         else:
             if entities is not None:
@@ -419,40 +337,52 @@ class Retriever:
             names = [c.name for c in ents]
             matches = self.match(ns, query, ents) if ents else []
             timings["matching"] = time.perf_counter() - t
-        weighted = restart_weights(matches, self.settings.weighting, self.settings.restart_split)
-        result = RetrievalResult(query, ns, names, weighted, [], mode, None, timings, tin, tout)
-
-        vector: list[float] | None = None
-        if mode != "dense" and self.settings.passage_seed_weight > 0:
-            t = time.perf_counter()
-            vector = self.embedder.embed([query])[0].tolist()
-            timings["embedding"] = time.perf_counter() - t
-        unlinked = "no entities found in the query" if not names else "no concept matched the query"
-        if mode == "dense" or not (weighted or vector):
-            if mode != "dense":
-                result.mode = "dense"
-                result.fallback_reason = unlinked
-                log.info("falling back to dense retrieval: %s", result.fallback_reason)
+        result = RetrievalResult(query, ns, names, [], [], mode, None, timings, tin, tout)
+        if mode == "dense":
             t = time.perf_counter()
             result.passages = self.dense(ns, query, k)
             timings["dense"] = time.perf_counter() - t
             return result
-        if not weighted:
-            result.fallback_reason = f"{unlinked}: the walk starts from similar passages alone"
-            log.info("%s", result.fallback_reason)
+
+        t = time.perf_counter()
+        vector = self.embedder.embed([query])[0].tolist() if rc.seeds != "none" else None
+        timings["embedding"] = time.perf_counter() - t
+        flat: FlatRanking | None = None
+        if rc.seeds == "fused" or rc.weighting == "verified":
+            t = time.perf_counter()
+            vec = vector if vector is not None else self.embedder.embed([query])[0].tolist()
+            flat = flat_ranking(self.store, ns, query, vec, rc.flat_top)
+            timings["flat"] = time.perf_counter() - t
+        t = time.perf_counter()
+        result.matches = self.concept_weights(matches, flat)
+        seeds: list[list[float]] = []
+        if rc.seeds == "fused" and flat is not None:
+            seeds = passage_seeds(flat, rc)
+        elif rc.seeds == "dense" and vector is not None and rc.seed_weight > 0:
+            seeds = self.dense_seeds(ns, vector)
+        result.restart = [[m.node, m.weight] for m in result.matches] + seeds
+        timings["restart"] = time.perf_counter() - t
+
+        if not result.restart:
+            result.mode = "dense"
+            result.fallback_reason = (
+                "no entities found in the query" if not names else "no concept matched the query"
+            )
+            log.info("falling back to dense retrieval: %s", result.fallback_reason)
+            t = time.perf_counter()
+            result.passages = self.dense(ns, query, k)
+            timings["dense"] = time.perf_counter() - t
+            return result
+        if not result.matches:
+            result.fallback_reason = (
+                "no entities found in the query"
+                if not names
+                else "no linked concept was specific to the question's passages"
+            ) + ": the walk starts from the flat ranking alone"
 
         t = time.perf_counter()
         want = k if mode == "pagerank" else max(k, 50)
-        try:
-            ranked = self.pagerank(graph, ns, weighted, want, vector)
-        except ClientError as e:
-            if not gds.missing_graph(e):
-                raise
-            # Dropped since this client last saw it (another process, a restart): project again.
-            log.info("projection %s is gone; projecting again", graph)
-            self._projected.pop(ns, None)
-            graph = self.ensure_projection(ns)
-            ranked = self.pagerank(graph, ns, weighted, want, vector)
+        ranked = self._walk(ns, scope, graph, result, seeds, want)
         timings["pagerank"] = time.perf_counter() - t
         if mode == "hybrid":
             t = time.perf_counter()
@@ -460,6 +390,40 @@ class Retriever:
             timings["dense"] = time.perf_counter() - t
         result.passages = ranked[:k]
         return result
+
+    def _walk(
+        self,
+        ns: str,
+        scope: str,
+        graph: str,
+        result: RetrievalResult,
+        seeds: list[list[float]],
+        want: int,
+    ) -> list[RetrievedPassage]:
+        result.walk = scope
+        if scope == "local":
+            rows, info = walk.local_pagerank(
+                self.store,
+                self.rc,
+                [int(n) for n, _ in seeds],
+                [m.node for m in result.matches],
+                result.restart,
+                want,
+            )
+            result.graph_nodes, result.graph_relationships = info.nodes, info.relationships
+            result.timings["local_projection"] = info.project_s
+            return [_passage(r) for r in rows]
+        try:
+            rows = walk.pagerank(self.store, self.rc, graph, result.restart, want)
+        except ClientError as e:
+            if not gds.missing_graph(e):
+                raise
+            # Dropped since this client last saw it (another process, eviction, a restart).
+            log.info("projection %s is gone; projecting again", graph)
+            self._projected.pop(ns, None)
+            graph = self.ensure_projection(ns)
+            rows = walk.pagerank(self.store, self.rc, graph, result.restart, want)
+        return [_passage(r) for r in rows]
 
     def answer(
         self,
@@ -480,6 +444,20 @@ class Retriever:
         return AnswerResult(comp.text.strip(), res, comp.input_tokens, comp.output_tokens)
 
 
+def _matched(entity: str, r: dict[str, Any], kind: str, similarity: float) -> MatchedConcept:
+    return MatchedConcept(
+        entity,
+        r["uid"],
+        r["key"],
+        r["name"],
+        r["type"],
+        "exact" if kind == "exact" else "semantic",
+        similarity,
+        int(r["frequency"] or 0),
+        node=int(r["node"]),
+    )
+
+
 def rrf_fuse(
     rankings: Sequence[Sequence[RetrievedPassage]], k: int, c: int = 60
 ) -> list[RetrievedPassage]:
@@ -496,19 +474,4 @@ def rrf_fuse(
             first[pid].id, first[pid].doc_id, first[pid].title, first[pid].text, scores[pid]
         )
         for pid in best
-    ]
-
-
-READER_SYSTEM = (
-    "Answer the question from the passages. Reply with the answer only: a few words, no sentence."
-)
-# EM/F1 expect a few words; the cap also stops a small model that rambles from costing minutes.
-READER_MAX_TOKENS = 32
-
-
-def reader_messages(query: str, passages: Sequence[RetrievedPassage]) -> list[Message]:
-    context = "\n\n".join(f"[{i}] {p.title}\n{p.text}" for i, p in enumerate(passages, 1))
-    return [
-        Message("system", READER_SYSTEM),
-        Message("user", f"Passages:\n{context}\n\nQuestion: {query}\nAnswer:"),
     ]

@@ -23,7 +23,8 @@ from terag_neo4j.documents import Document, content_hash
 from terag_neo4j.eval.datasets import Question
 from terag_neo4j.eval.metrics import best_over_aliases, mean
 from terag_neo4j.llm import Message, OllamaLLM, Stage
-from terag_neo4j.retrieval import READER_MAX_TOKENS, RetrievedPassage, reader_messages
+from terag_neo4j.reader import READER_MAX_TOKENS, reader_messages
+from terag_neo4j.results import RetrievedPassage
 from terag_neo4j.sqlite_cache import open_cache
 
 log = logging.getLogger(__name__)

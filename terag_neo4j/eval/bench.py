@@ -1,14 +1,11 @@
-"""`terag bench`: Recall@k, EM/F1, tokens and latency of TERAG and its baselines on one dataset.
+"""`terag bench`: retrieval quality, tokens and latency of TERAG and its baselines on one dataset.
 
-One run indexes the dataset's passages into a namespace per extractor backend (re-used when
-already indexed: indexing is idempotent and the extraction/embedding caches make re-runs cheap),
-then asks every question of every method over the same passages:
-
-- `bm25`, `dense`: baselines that need no graph;
-- `terag-<extractor>`: the paper's configuration (directed projection, restart weights s/f,
-  entity-wise semantic matching, PageRank only);
-- `terag-<extractor>/<ablation>`: one setting changed at a time (inv_f, undirected, hybrid,
-  query_sim), on the same graph.
+One run indexes the dataset into a namespace per extractor backend (re-used when already
+indexed: indexing is idempotent and the extraction/embedding caches make re-runs cheap), then
+asks every question of every method (`variants.py`) over the same passages. A dataset with gold
+passages is scored by Recall@2/@5; one with reference answers only (a corpus of text files) by
+answer coverage@5 and hit@5 (`metrics.py`), per question type too, with the share of questions
+that link at least one concept.
 """
 
 from __future__ import annotations
@@ -17,73 +14,31 @@ import logging
 import os
 import platform
 import time
-from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from terag_neo4j import gds
 from terag_neo4j.concept_vectors import ensure_concept_vectors
-from terag_neo4j.config import PAPER_PRESET, Settings
+from terag_neo4j.config import Settings
 from terag_neo4j.documents import Document, to_passages
 from terag_neo4j.eval.baselines import BM25Baseline, DenseBaseline
-from terag_neo4j.eval.datasets import Dataset, Question, namespace_for
-from terag_neo4j.eval.metrics import mean, percentile, recall_at_k
+from terag_neo4j.eval.datasets import Dataset, namespace_for
+from terag_neo4j.eval.runs import KS, TOP_K, MethodRun, QuestionRun, Scorer, run_simple
+from terag_neo4j.eval.variants import (
+    BENCH_SYNONYMS,
+    DEFAULT_KNOBS,
+    DEFAULT_METHODS,
+    INDEX_VARIANTS,
+    METHOD_CHOICES,
+    PAPER_KNOBS,
+    TERAG_VARIANTS,
+    knobs,
+)
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
-TOP_K = 5
-KS = (2, 5)
-BASELINES = ("bm25", "dense")
-# The retrieval settings a TERAG row is defined by; every row pins all of them, so that the
-# environment (TERAG_DAMPING=...) cannot silently change what a row measures.
-RETRIEVAL_FIELDS = (
-    "linking",
-    "semantic_top_n",
-    "restart_split",
-    "passage_seed_weight",
-    "passage_seed_power",
-    "passage_seed_top",
-    "damping",
-    "orientation",
-    "weighting",
-    "similarity_mode",
-    "hybrid",
-    "walk_cooccurrence",
-    "walk_synonyms",
-    "walk_titles",
-    "walk_noun_chunks",
-)
-DEFAULT_CONFIG: dict[str, Any] = {f: Settings.model_fields[f].default for f in RETRIEVAL_FIELDS}
-PAPER_CONFIG: dict[str, Any] = {**DEFAULT_CONFIG, **PAPER_PRESET}
-# The default first, the paper's configuration, then one lever of the default changed at a time.
-TERAG_VARIANTS: dict[str, dict[str, Any]] = {
-    "terag": {},
-    "paper": PAPER_PRESET,
-    "damping_0.85": {"damping": 0.85},
-    "damping_0.3": {"damping": 0.3},
-    "directed": {"orientation": "directed"},
-    "no_passage_seeds": {"passage_seed_weight": 0.0},
-    "passage_seeds_0.1": {"passage_seed_weight": 0.1},
-    "passage_seeds_1.0": {"passage_seed_weight": 1.0},
-    "passage_seeds_linear": {"passage_seed_power": 1.0},
-    "passage_seeds_top100": {"passage_seed_top": 100},
-    "ner_linking": {"linking": "ner"},
-    "ner_linking_top1": {"linking": "ner", "semantic_top_n": 1},
-    "ner_linking_group_split": {"linking": "ner", "restart_split": "group"},
-    "no_specificity": {"weighting": "uniform"},
-    "no_titles": {"walk_titles": False},
-    "entities_only": {"walk_noun_chunks": False},
-    "cooccurrence": {"walk_cooccurrence": True},
-    "synonyms": {"walk_synonyms": True},
-    "hybrid": {"hybrid": True},
-}
-# Rows a plain run leaves out: they need something built first (SYNONYM edges at index time,
-# here with HippoRAG's threshold and a cap; built once per namespace, then kept).
-OPT_IN_VARIANTS = ("synonyms",)
-BENCH_SYNONYMS = (0.8, 50)
-METHOD_CHOICES = (*BASELINES, *TERAG_VARIANTS)
-DEFAULT_METHODS = tuple(m for m in METHOD_CHOICES if m not in OPT_IN_VARIANTS)
+SCHEMA_VERSION = 3
+__all__ = ["DEFAULT_METHODS", "METHOD_CHOICES", "BenchConfig", "BenchRunner", "run_bench"]
 
 
 @dataclass
@@ -96,90 +51,6 @@ class BenchConfig:
     fresh: bool = False  # drop the bench namespaces first (measures indexing from scratch)
     namespace_prefix: str = "bench"
     progress: bool = True
-
-
-@dataclass
-class QuestionRun:
-    id: str
-    retrieved: list[str]
-    recall: dict[str, float]
-    latency_ms: float
-    input_tokens: int = 0
-    output_tokens: int = 0
-    fallback: str | None = None
-    entities: list[str] | None = None
-
-
-@dataclass
-class MethodRun:
-    name: str
-    family: str  # bm25 | dense | terag
-    extractor: str | None = None
-    variant: str | None = None
-    overrides: dict[str, Any] = field(default_factory=dict)
-    namespace: str | None = None
-    questions: list[QuestionRun] = field(default_factory=list)
-    stage_ms: dict[str, float] = field(default_factory=dict)
-    projection_s: float = 0.0
-
-    def summary(self, index_tokens: tuple[int, int] = (0, 0)) -> dict[str, Any]:
-        lat = [q.latency_ms for q in self.questions]
-        n = len(self.questions)
-        tin = sum(q.input_tokens for q in self.questions)
-        tout = sum(q.output_tokens for q in self.questions)
-        return {
-            "family": self.family,
-            "extractor": self.extractor,
-            "variant": self.variant,
-            "overrides": self.overrides,
-            "namespace": self.namespace,
-            "questions": n,
-            "recall": {
-                str(k): round(mean([q.recall[str(k)] for q in self.questions]), 6) for k in KS
-            },
-            "latency_ms": {
-                "p50": round(percentile(lat, 50), 3),
-                "p95": round(percentile(lat, 95), 3),
-                "mean": round(mean(lat), 3),
-            },
-            "stage_ms_mean": {k: round(v, 3) for k, v in sorted(self.stage_ms.items())},
-            "projection_s": round(self.projection_s, 3),
-            "query_tokens": {
-                "input": tin,
-                "output": tout,
-                "input_per_query": round(tin / n, 2) if n else 0.0,
-                "output_per_query": round(tout / n, 2) if n else 0.0,
-            },
-            "index_tokens": {"input": index_tokens[0], "output": index_tokens[1]},
-            "fallbacks": sum(1 for q in self.questions if q.fallback),
-            "per_question": [
-                {
-                    "id": q.id,
-                    "retrieved": q.retrieved,
-                    "recall": q.recall,
-                    "latency_ms": round(q.latency_ms, 3),
-                    "tokens": [q.input_tokens, q.output_tokens],
-                    **({"fallback": q.fallback} if q.fallback else {}),
-                }
-                for q in self.questions
-            ],
-        }
-
-
-def _recalls(retrieved: Sequence[str], gold: Sequence[str]) -> dict[str, float]:
-    return {str(k): recall_at_k(retrieved, gold, k) for k in KS}
-
-
-def run_simple(
-    name: str, family: str, questions: Sequence[Question], retrieve: Callable[[str, int], list[str]]
-) -> MethodRun:
-    run = MethodRun(name=name, family=family)
-    for q in questions:
-        t = time.perf_counter()
-        ids = retrieve(q.question, TOP_K)
-        ms = (time.perf_counter() - t) * 1000
-        run.questions.append(QuestionRun(q.id, ids, _recalls(ids, q.gold_ids), ms))
-    return run
 
 
 def _safe_settings(settings: Settings) -> dict[str, Any]:
@@ -195,10 +66,19 @@ class BenchRunner:
             raise ValueError(f"unknown methods {unknown}; choose from {list(METHOD_CHOICES)}")
         if not dataset.questions:
             raise ValueError(f"{dataset.name}: no questions selected")
-        self.settings = settings.with_overrides(**DEFAULT_CONFIG, top_k=TOP_K)
+        self.settings = settings.with_overrides(
+            preset="default", retrieval=DEFAULT_KNOBS, top_k=TOP_K
+        )
         self.dataset = dataset
         self.config = config
-        self.docs_by_id: dict[str, Document] = {d.id: d for d in dataset.documents}
+        # The passages every method ranks: the corpus records, or the text files' chunks.
+        self.passages = list(
+            to_passages(dataset.documents, self.settings.chunk_tokens, self.settings.chunk_overlap)
+        )
+        self.docs_by_id: dict[str, Document] = {
+            p.id: Document(p.id, p.text, p.title, is_passage=True) for p in self.passages
+        }
+        self.score = Scorer(dataset, self.passages)
         self.methods: dict[str, MethodRun] = {}
         self.indexing: dict[str, dict[str, Any]] = {}
         self.answers: dict[str, Any] = {}
@@ -211,10 +91,10 @@ class BenchRunner:
         qs = self.dataset.questions
         if "bm25" in self.config.methods:
             t = time.perf_counter()
-            bm25 = BM25Baseline(self.dataset.documents)
+            bm25 = BM25Baseline(list(self.docs_by_id.values()))
             self.timings["bm25_index_s"] = time.perf_counter() - t
-            self.methods["bm25"] = run_simple("bm25", "bm25", qs, bm25.retrieve)
-            log.info("bm25: R@5 %.3f", self.methods["bm25"].summary()["recall"]["5"])
+            self.methods["bm25"] = run_simple("bm25", "bm25", qs, bm25.retrieve, self.score)
+            log.info("bm25: %s", self.methods["bm25"].scores())
         if "dense" in self.config.methods:
             from terag_neo4j.embeddings import CachedEmbedder, Embedder
 
@@ -224,12 +104,12 @@ class BenchRunner:
             )
             try:
                 t = time.perf_counter()
-                dense = DenseBaseline(self.dataset.documents, embedder)
+                dense = DenseBaseline(list(self.docs_by_id.values()), embedder)
                 self.timings["dense_index_s"] = time.perf_counter() - t
-                self.methods["dense"] = run_simple("dense", "dense", qs, dense.retrieve)
+                self.methods["dense"] = run_simple("dense", "dense", qs, dense.retrieve, self.score)
             finally:
                 embedder.close()
-            log.info("dense: R@5 %.3f", self.methods["dense"].summary()["recall"]["5"])
+            log.info("dense: %s", self.methods["dense"].scores())
 
     # ------------------------------------------------------------------ TERAG
 
@@ -242,12 +122,33 @@ class BenchRunner:
         return over
 
     def run_extractor(self, extractor: str) -> None:
+        ns = namespace_for(self.dataset, extractor, self.config.namespace_prefix)
+        self._run_namespace(extractor, ns, extractor, {})
+        for variant, index_settings in INDEX_VARIANTS.items():
+            if variant in self.config.methods:
+                self._run_namespace(
+                    f"{extractor}/{variant}",
+                    f"{ns}_{variant}"[:64],
+                    extractor,
+                    index_settings,
+                    only=variant,
+                )
+
+    def _run_namespace(
+        self,
+        key: str,
+        ns: str,
+        extractor: str,
+        index_settings: dict[str, Any],
+        only: str | None = None,
+    ) -> None:
+        """Index the dataset into `ns` (with `index_settings`) and run the TERAG rows on it:
+        every TERAG variant, or `only` that one."""
         from terag_neo4j.client import TeragClient
         from terag_neo4j.store import NamespaceNotFound
 
-        ns = namespace_for(self.dataset, extractor, self.config.namespace_prefix)
         with TeragClient(
-            self.settings, namespace=ns, **self._client_overrides(extractor)
+            self.settings, namespace=ns, **self._client_overrides(extractor), **index_settings
         ) as client:
             if extractor == "ollama":
                 client.llm.check_model()  # fail before hours of work, not during
@@ -257,37 +158,33 @@ class BenchRunner:
                     log.info("dropped %s to index from scratch", ns)
                 except NamespaceNotFound:
                     pass
-            self.indexing[extractor] = self._index(client, ns)
-            if "synonyms" in self.config.methods:
+            self.indexing[key] = self._index(client, ns)
+            if "synonyms" in self.config.methods and only is None:
                 t = time.perf_counter()
                 ensure_concept_vectors(client.store, client.embedder, ns)
                 links = client.store.link_synonyms(ns, *BENCH_SYNONYMS)
-                self.indexing[extractor]["synonyms"] = {
+                self.indexing[key]["synonyms"] = {
                     "threshold": BENCH_SYNONYMS[0],
                     "cap": BENCH_SYNONYMS[1],
                     "links_this_run": links,
                     "seconds": round(time.perf_counter() - t, 3),
                 }
-            index_tokens = (
-                self.indexing[extractor]["tokens"]["input"],
-                self.indexing[extractor]["tokens"]["output"],
-            )
-            for variant, overrides in TERAG_VARIANTS.items():
-                if variant not in self.config.methods:
-                    continue
+            tokens = (self.indexing[key]["tokens"]["input"], self.indexing[key]["tokens"]["output"])
+            variants = [only] if only else [v for v in TERAG_VARIANTS if v in self.config.methods]
+            for variant in variants:
                 name = (
                     f"terag-{extractor}" if variant == "terag" else f"terag-{extractor}/{variant}"
                 )
-                run = self._run_terag(client, ns, name, extractor, variant, overrides)
-                run_summary = run.summary(index_tokens)
+                run = self._run_terag(client, ns, name, extractor, variant)
                 self.methods[name] = run
+                summ = run.summary(tokens)
                 log.info(
-                    "%s: R@2 %.3f R@5 %.3f, p50 %.0f ms, %d fallbacks",
+                    "%s: %s, p50 %.0f ms, %d fallbacks, linked %s",
                     name,
-                    run_summary["recall"]["2"],
-                    run_summary["recall"]["5"],
-                    run_summary["latency_ms"]["p50"],
-                    run_summary["fallbacks"],
+                    summ["scores"],
+                    summ["latency_ms"]["p50"],
+                    summ["fallbacks"],
+                    summ["linked_share"],
                 )
 
     def _index(self, client: Any, ns: str) -> dict[str, Any]:
@@ -295,20 +192,16 @@ class BenchRunner:
         report = client.index(self.dataset.documents, namespace=ns, progress=self.config.progress)
         wall = time.perf_counter() - t
         info = client.stats(ns)
-        if info.passages != len(self.dataset.documents):
+        if info.passages != len(self.passages):
             note = (
-                f"namespace {ns} holds {info.passages} passages, the corpus {len(self.dataset.documents)}"
+                f"namespace {ns} holds {info.passages} passages, the corpus {len(self.passages)}"
                 " (drop it or run with --fresh)"
             )
             log.warning("%s", note)
             self.notes.append(note)
         # What this graph's extractions cost, whichever run paid for them: the cache keeps the
         # server-reported counts (a re-run's own report only counts what it extracted afresh).
-        passages = list(
-            to_passages(
-                self.dataset.documents, client.settings.chunk_tokens, client.settings.chunk_overlap
-            )
-        )
+        passages = self.passages
         ext = client.extractor
         keys = [client.cache.key(p.hash, ext.name, ext.model, ext.version) for p in passages]
         hits = client.cache.get_many(keys)
@@ -349,24 +242,24 @@ class BenchRunner:
         }
 
     def _run_terag(
-        self,
-        client: Any,
-        ns: str,
-        name: str,
-        extractor: str,
-        variant: str,
-        overrides: dict[str, Any],
+        self, client: Any, ns: str, name: str, extractor: str, variant: str
     ) -> MethodRun:
         from terag_neo4j.retrieval import Retriever
 
-        settings = client.settings.with_overrides(**{**DEFAULT_CONFIG, **overrides})
+        pinned = knobs(variant)
+        settings = client.settings.with_overrides(retrieval=pinned)
         base = client.retriever
         retriever = Retriever(settings, client.store, base.extractor, client.embedder, base.llm)
+        retriever.extractor_for = base.extractor_for
+        overrides = {k: v for k, v in pinned.items() if DEFAULT_KNOBS.get(k) != v}
         run = MethodRun(name, "terag", extractor, variant, overrides, ns)
         t = time.perf_counter()
         retriever.check_gds()
-        graph = retriever.ensure_projection(ns)  # once, outside the per-query latencies
-        run.projection_s = time.perf_counter() - t
+        info = client.stats(ns)
+        graph = (
+            retriever.ensure_projection(ns) if retriever.scope(info.passages) == "global" else ""
+        )
+        run.projection_s = time.perf_counter() - t  # once, outside the per-query latencies
         stage_sums: dict[str, float] = {}
         for q in self.dataset.questions:
             t = time.perf_counter()
@@ -379,17 +272,19 @@ class BenchRunner:
                 QuestionRun(
                     q.id,
                     ids,
-                    _recalls(ids, q.gold_ids),
+                    self.score(ids, q),
                     ms,
                     res.input_tokens,
                     res.output_tokens,
                     res.fallback_reason,
                     list(res.entities),
+                    q.type,
+                    bool(res.matches),
                 )
             )
         n = len(self.dataset.questions)
         run.stage_ms = {k: v / n for k, v in stage_sums.items()}
-        if retriever.walk()[0] != client.retriever.walk()[0]:
+        if graph and retriever.walk().code != client.retriever.walk().code:
             # Another walk's projection: drop it, or a dozen graphs of millions of relationships
             # outgrow the heap (2Wiki's co-occurrence projections are ~3M relationships each).
             gds.drop(client.store, graph)
@@ -490,7 +385,8 @@ class BenchRunner:
             "dataset": {
                 "name": self.dataset.name,
                 "path": str(self.dataset.path),
-                "passages": len(self.dataset.documents),
+                "kind": self.dataset.kind,
+                "passages": len(self.passages),
                 "questions": len(self.dataset.questions),
                 "subset": self.dataset.subset,
             },
@@ -499,8 +395,9 @@ class BenchRunner:
                 "ks": list(KS),
                 **{k: v for k, v in asdict(self.config).items() if k != "progress"},
                 "terag_variants": TERAG_VARIANTS,
-                "default_config": DEFAULT_CONFIG,
-                "paper_config": PAPER_CONFIG,
+                "index_variants": INDEX_VARIANTS,
+                "default_config": DEFAULT_KNOBS,
+                "paper_config": PAPER_KNOBS,
                 "bm25": "bm25s 0.3.16, lucene BM25 k1=1.5 b=0.75, English stopwords, no stemming",
                 "dense": f"exact cosine over {self.settings.embedding_model} passage vectors",
                 "settings": _safe_settings(self.settings),

@@ -23,8 +23,9 @@ from typing import Any
 from terag_neo4j.budget import Merge, Selection
 from terag_neo4j.config import Settings
 from terag_neo4j.documents import to_passages
-from terag_neo4j.eval.bench import TOP_K, BenchConfig, BenchRunner
+from terag_neo4j.eval.bench import BenchConfig, BenchRunner
 from terag_neo4j.eval.datasets import Dataset, namespace_for
+from terag_neo4j.eval.runs import TOP_K
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +90,7 @@ def run_budget_curve(settings: Settings, dataset: Dataset, cfg: CurveConfig) -> 
             tin = sum(v[1] for v in hits.values())
             tout = sum(v[2] for v in hits.values())
             label = "LLM only" if beta is None else f"{rule}/{merge} β={beta:g}"
-            run = runner._run_terag(client, ns, label, cfg.extractor, "terag", {})
+            run = runner._run_terag(client, ns, label, cfg.extractor, "terag")
             s = run.summary((tin, tout))
             point = {
                 "label": label,

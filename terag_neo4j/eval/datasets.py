@@ -1,4 +1,6 @@
-"""Benchmark folders: `corpus.jsonl` passages and `questions.jsonl` with gold passage ids.
+"""Benchmark folders: `corpus.jsonl` passages and `questions.jsonl` with gold passage ids, or a
+corpus of text files (`*.txt`, `*.md`: indexed as a user would, chunked) with questions whose
+reference answers are scored by answer coverage (GraphRAG-Bench's medical guidelines).
 
 The data is read where it lies (a path on the command line, `TERAG_DATASETS`, or
 `../shared/datasets` next to the repository); it is never copied into the project.
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from terag_neo4j.documents import Document, InputError, jsonl_records
+from terag_neo4j.documents import Document, InputError, jsonl_records, load_documents
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 RECORDED_FILE = "recorded_extractions.jsonl"
@@ -41,6 +43,8 @@ class Dataset:
     questions: list[Question]
     recorded_extractions: Path | None
     subset: bool = False  # True when the corpus was cut down (tests only)
+    # `recall`: questions name their gold passages; `coverage`: only reference answers
+    kind: str = "recall"
 
     @property
     def passage_ids(self) -> list[str]:
@@ -70,10 +74,19 @@ def resolve_dataset(name_or_path: str | Path) -> Path:
     )
 
 
+def text_corpus(folder: Path) -> list[Path]:
+    """The text files a folder without `corpus.jsonl` holds as its corpus."""
+    return sorted(f for f in folder.iterdir() if f.suffix.lower() in {".txt", ".md"})
+
+
 def list_datasets(root: Path | None = None) -> list[Path]:
     base = root or dataset_root()
-    return (
-        sorted(p for p in base.iterdir() if (p / "corpus.jsonl").is_file()) if base.is_dir() else []
+    if not base.is_dir():
+        return []
+    return sorted(
+        p
+        for p in base.iterdir()
+        if (p / "questions.jsonl").is_file() and ((p / "corpus.jsonl").is_file() or text_corpus(p))
     )
 
 
@@ -97,6 +110,8 @@ def load_dataset(
     selected questions are always kept, then the corpus order fills up the rest.
     """
     path = resolve_dataset(folder)
+    if not (path / "corpus.jsonl").is_file() and text_corpus(path):
+        return _coverage_dataset(path, limit)
     docs: list[Document] = []
     seen: set[str] = set()
     for i, rec in enumerate(_records(path / "corpus.jsonl"), 1):
@@ -155,6 +170,44 @@ def load_dataset(
         recorded_extractions=recorded if recorded.is_file() else None,
         subset=subset,
     )
+
+
+def _coverage_dataset(path: Path, limit: int | None) -> Dataset:
+    """Text files indexed as a user would (`load_documents`: chunked by their structure), and
+    questions with reference answers only."""
+    docs = list(load_documents(text_corpus(path)))
+    questions: list[Question] = []
+    for i, rec in enumerate(_records(path / "questions.jsonl"), 1):
+        answers = tuple(str(a) for a in rec.get("answers") or ())
+        if not answers:
+            raise DatasetError(f"{path / 'questions.jsonl'}:{i}: no answers to score against")
+        questions.append(
+            Question(
+                id=str(rec["id"]),
+                question=str(rec["question"]),
+                answers=answers,
+                gold_ids=(),
+                type=rec.get("type"),
+            )
+        )
+    if limit is not None:
+        questions = _stratified(questions, limit)
+    return Dataset(path.name, path, docs, questions, None, kind="coverage")
+
+
+def _stratified(questions: list[Question], limit: int) -> list[Question]:
+    """The first questions of each type in turn, `limit` in all: a cut keeps every type."""
+    by_type: dict[str | None, list[Question]] = {}
+    for q in questions:
+        by_type.setdefault(q.type, []).append(q)
+    out: list[Question] = []
+    i = 0
+    while len(out) < min(limit, len(questions)):
+        for qs in by_type.values():
+            if i < len(qs) and len(out) < limit:
+                out.append(qs[i])
+        i += 1
+    return out
 
 
 def namespace_for(dataset: Dataset, extractor: str, prefix: str = "bench") -> str:

@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from terag_neo4j.config import PRESETS, Settings
+from terag_neo4j.config import Settings
+from terag_neo4j.presets import PRESETS
 
 log = logging.getLogger(__name__)
 
@@ -82,18 +83,11 @@ def parse_overrides(pairs: list[str]) -> dict[str, str]:
 
 
 def cmd_bench_latency(args: argparse.Namespace) -> int:
-    from terag_neo4j import gds
+    from terag_neo4j import walk
     from terag_neo4j.client import TeragClient
-    from terag_neo4j.eval.bench import DEFAULT_CONFIG
     from terag_neo4j.eval.datasets import load_dataset
     from terag_neo4j.eval.ingest import index_namespace
-    from terag_neo4j.eval.reference import (
-        export_graph,
-        passage_seeds,
-        passage_vectors,
-        personalized_pagerank,
-        top_passages,
-    )
+    from terag_neo4j.eval.reference import export_graph, personalized_pagerank, top_passages
     from terag_neo4j.eval.runinfo import write_result
     from terag_neo4j.store import passage_uid
 
@@ -102,10 +96,9 @@ def cmd_bench_latency(args: argparse.Namespace) -> int:
     ns = args.namespace or index_namespace(dataset.name, args.extractor)
     overrides = parse_overrides(args.set)
     settings = Settings().with_overrides(
-        namespace=ns,
-        extractor="spacy",
-        **{**DEFAULT_CONFIG, **PRESETS[args.preset], **overrides},
+        namespace=ns, extractor="spacy", preset=args.preset, retrieval=overrides
     )
+    rc = settings.retrieval
     if settings.neo4j_uri is None:
         from terag_neo4j.server.neo4j_process import start
 
@@ -113,20 +106,33 @@ def cmd_bench_latency(args: argparse.Namespace) -> int:
     with TeragClient(settings) as client:
         info = client.stats()
         r = client.retriever
+        scope = r.scope(info.passages)
         t = time.perf_counter()
-        graph_name = r.ensure_projection(ns)
+        graph_name = r.ensure_projection(ns) if scope == "global" else ""
         projection_s = time.perf_counter() - t
         client.retrieve(questions[0].question)  # warm-up: model loads, query plans
         t = time.perf_counter()
-        _, skip, rels = r.walk()
-        graph = export_graph(client.store, ns, settings.orientation, skip, rels)
-        puids, pvecs = passage_vectors(client.store, ns)
+        # The reference walks the namespace's graph: it is comparable to the global walk only.
+        graph = export_graph(client.store, ns, r.walk(), rc.orientation) if graph_name else None
         export_s = time.perf_counter() - t
 
         totals: list[float] = []
         stages: dict[str, list[float]] = {
-            k: [] for k in ("linking", "ner", "matching", "embedding", "pagerank", "dense")
+            k: []
+            for k in (
+                "projection",
+                "linking",
+                "ner",
+                "matching",
+                "embedding",
+                "flat",
+                "restart",
+                "local_projection",
+                "pagerank",
+                "dense",
+            )
         }
+        local_sizes: list[tuple[int, int]] = []
         gds_compute: list[float] = []
         gds_stats_call: list[float] = []
         ref_times: list[float] = []
@@ -143,29 +149,18 @@ def cmd_bench_latency(args: argparse.Namespace) -> int:
             if res.mode != "pagerank":
                 fallbacks += 1
                 continue
-            seeds = [(m.uid, m.weight) for m in res.matches]
-            if settings.passage_seed_weight > 0:
-                seeds += passage_seeds(
-                    puids,
-                    pvecs,
-                    client.embedder.embed([q.question])[0].tolist(),
-                    settings.passage_seed_weight,
-                    settings.passage_seed_power,
-                    settings.passage_seed_top,
-                )
-            sources = [{"uid": u, "weight": w} for u, w in seeds]
+            if res.walk == "local":
+                local_sizes.append((res.graph_nodes, res.graph_relationships))
+            if graph is None:
+                continue
             t = time.perf_counter()
-            rec = gds.pagerank_stats(client.store, settings, graph_name, sources)
+            rec = walk.pagerank_stats(client.store, rc, graph_name, res.restart)
             gds_stats_call.append(time.perf_counter() - t)
             if rec:
                 gds_compute.append(rec["computeMillis"] / 1000)
             t = time.perf_counter()
             scores = personalized_pagerank(
-                graph,
-                seeds,
-                settings.damping,
-                settings.max_iterations,
-                settings.tolerance,
+                graph, res.restart, rc.damping, rc.max_iterations, rc.tolerance
             )
             ref = top_passages(graph, scores, 5)
             ref_times.append(time.perf_counter() - t)
@@ -177,19 +172,24 @@ def cmd_bench_latency(args: argparse.Namespace) -> int:
         "namespace": ns,
         "preset": args.preset,
         "overrides": overrides,
-        "settings": {
-            k: getattr(settings, k)
-            for k in ("damping", "tolerance", "max_iterations", "gds_concurrency")
-        },
-        "walk": r.walk()[0],
+        "knobs": rc.model_dump(),
+        "walk": r.walk().code,
+        "scope": scope,
+        "local_graph": {
+            "nodes_p50": float(np.percentile([a for a, _ in local_sizes], 50)),
+            "relationships_p50": float(np.percentile([b for _, b in local_sizes], 50)),
+            "relationships_max": max(b for _, b in local_sizes),
+        }
+        if local_sizes
+        else None,
         "questions": len(questions),
         "graph": {
             "passages": info.passages,
             "concepts": info.concepts,
             "has_passage": info.has_passage,
             "co_occurrence": info.co_occurrence,
-            "projected_nodes": len(graph.uids),
-            "projected_relationships": int(graph.transition.nnz),
+            "projected_nodes": len(graph.nodes) if graph else None,
+            "projected_relationships": int(graph.transition.nnz) if graph else None,
         },
         "projection_s": round(projection_s, 3),
         "export_s": round(export_s, 3),

@@ -1,6 +1,9 @@
 """Retrieval and answer metrics, as the published baselines compute them.
 
 - Recall@k is HippoRAG's: |gold ∩ top-k| / |gold| per question, averaged over questions.
+- Answer coverage (for corpora without gold passages, e.g. GraphRAG-Bench's medical guidelines):
+  the largest share of the reference answer's content words in any one of the top-k passages;
+  hit@k = coverage >= 0.75.
 - EM and F1 follow the SQuAD v1.1 evaluation script (lower-case, strip punctuation and the
   articles a/an/the, collapse whitespace), taking the best score over the answer's aliases.
 """
@@ -26,6 +29,26 @@ def recall_at_k(retrieved: Sequence[str], gold: Iterable[str], k: int) -> float:
     if not gold_set:
         raise ValueError("a question without gold passages has no recall")
     return len(gold_set & set(retrieved[:k])) / len(gold_set)
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-cased [a-z0-9]+ tokens longer than two characters that are not English stopwords
+    (spaCy's list): what answer coverage counts (../shared/datasets/README.md)."""
+    from terag_neo4j.linking import stopwords
+
+    stop = stopwords()
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 2 and w not in stop}
+
+
+def answer_coverage(answer: str, passages: Sequence[str]) -> float:
+    """The largest share of the answer's content words found in any one of the passages."""
+    wanted = content_words(answer)
+    if not wanted:
+        return 0.0
+    return max((len(wanted & content_words(p)) / len(wanted) for p in passages), default=0.0)
+
+
+COVERAGE_HIT = 0.75  # hit@k: coverage of at least this
 
 
 def normalize_answer(text: str) -> str:

@@ -57,33 +57,81 @@ def _method_order(results: Sequence[dict[str, Any]]) -> list[str]:
 
 def recall_table(results: Sequence[dict[str, Any]]) -> str:
     """Methods as rows, datasets as column pairs (R@2 / R@5, percent)."""
-    names = [r["dataset"]["name"] for r in results]
+    names = [
+        r["dataset"]["name"] for r in results if r["dataset"].get("kind", "recall") == "recall"
+    ]
     head = "| method | " + " | ".join(f"{n} R@2 | {n} R@5" for n in names) + " |"
     sep = "|---|" + "---:|---:|" * len(names)
     rows = [head, sep]
     for m in _method_order(results):
         cells = []
         for r in results:
+            if r["dataset"].get("kind", "recall") != "recall":
+                continue
             rec = r["methods"].get(m, {}).get("recall")
             cells += [_pct(rec["2"]) if rec else "-", _pct(rec["5"]) if rec else "-"]
         rows.append(f"| {m} | " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
 
+def _metric_names(result: dict[str, Any]) -> list[str]:
+    first = next(iter(result["methods"].values()), {})
+    return list(first.get("scores") or {"R@2": 0, "R@5": 0})
+
+
+def _scores(s: dict[str, Any]) -> dict[str, float]:
+    # results written before scores were generic hold recall only
+    return s.get("scores") or {f"R@{k}": v for k, v in (s.get("recall") or {}).items()}
+
+
 def detail_table(result: dict[str, Any]) -> str:
-    """One dataset: recall, latency, tokens, fallbacks per method."""
+    """One dataset: its scores (recall, or answer coverage and hits), the share of questions that
+    linked a concept, latency, tokens and fallbacks per method."""
+    names = _metric_names(result)
     rows = [
-        "| method | R@2 | R@5 | p50 ms | p95 ms | query tok in/out per q | index tok in/out | fallbacks |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        f"| method | {' | '.join(names)} | linked | p50 ms | p95 ms | query tok in/out per q | "
+        "index tok in/out | fallbacks |",
+        "|---|" + "---:|" * (len(names) + 6),
     ]
     for m, s in result["methods"].items():
         qt, it = s["query_tokens"], s["index_tokens"]
+        scores = _scores(s)
+        linked = s.get("linked_share")
         rows.append(
-            f"| {m} | {_pct(s['recall']['2'])} | {_pct(s['recall']['5'])} | "
+            f"| {m} | {' | '.join(_pct(scores.get(n)) for n in names)} | "
+            f"{_pct(linked) if linked is not None else '-'} | "
             f"{s['latency_ms']['p50']:.1f} | {s['latency_ms']['p95']:.1f} | "
             f"{qt['input_per_query']:.1f}/{qt['output_per_query']:.1f} | "
             f"{it['input']}/{it['output']} | {s['fallbacks']} |"
         )
+    return "\n".join(rows)
+
+
+def type_table(result: dict[str, Any]) -> str | None:
+    """Scores per question type (methods as rows), where questions have types."""
+    types = sorted({t for s in result["methods"].values() for t in (s.get("by_type") or {})})
+    if not types:
+        return None
+    names = _metric_names(result)
+    head = "| method | " + " | ".join(f"{t} {n}" for t in types for n in names) + " |"
+    rows = [head, "|---|" + "---:|" * (len(types) * len(names))]
+    for m, s in result["methods"].items():
+        by = s.get("by_type") or {}
+        cells = [_pct(by.get(t, {}).get(n)) for t in types for n in names]
+        rows.append(f"| {m} | " + " | ".join(cells) + " |")
+    counts = {
+        t: next(
+            (
+                s["by_type"][t]["questions"]
+                for s in result["methods"].values()
+                if t in (s.get("by_type") or {})
+            ),
+            0,
+        )
+        for t in types
+    }
+    rows.append("")
+    rows.append("Questions per type: " + ", ".join(f"{t} {n}" for t, n in counts.items()) + ".")
     return "\n".join(rows)
 
 
@@ -151,6 +199,9 @@ def markdown_report(results: Sequence[dict[str, Any]]) -> str:
             detail_table(r),
             "",
         ]
+        types = type_table(r)
+        if types:
+            parts += [types, ""]
         if r.get("indexing"):
             parts += [indexing_table(r), ""]
         ans = answers_table(r)
@@ -229,7 +280,8 @@ def write_summary(out_dir: Path, plots: bool = True) -> list[Path]:
         return []
     written = [out_dir / SUMMARY_MD]
     (out_dir / SUMMARY_MD).write_text(markdown_report(results), encoding="utf-8")
-    if plots:
+    results = [r for r in results if r["dataset"].get("kind", "recall") == "recall"]
+    if plots and results:
         written.append(plot_recall(results, out_dir / RECALL_PNG))
         written.append(plot_recall_vs_tokens(results, out_dir / TOKENS_PNG))
     return written

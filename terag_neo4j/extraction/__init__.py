@@ -23,6 +23,7 @@ from terag_neo4j.extraction.concepts import (
     make_concept,
     normalize_name,
     normalize_type,
+    stem_key,
     title_concepts,
     with_title_concepts,
 )
@@ -75,6 +76,7 @@ __all__ = [
     "parse_lines",
     "passage_messages",
     "query_messages",
+    "stem_key",
     "title_concepts",
     "with_title_concepts",
 ]

@@ -77,6 +77,24 @@ def normalize_name(name: str) -> str:
     return norm[4:] if norm.startswith("the ") else norm
 
 
+def _s_stem(word: str) -> str:
+    """Harman's S-stemmer: plural to singular, nothing else ("therapies" -> "therapy",
+    "gliomas" -> "glioma", but "status", "glass" and "diabetes"-like "-aes/-ees/-oes" stay)."""
+    if len(word) > 4 and word.endswith("ies") and not word.endswith(("eies", "aies")):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("es") and not word.endswith(("aes", "ees", "oes")):
+        return word[:-1]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("us", "ss")):
+        return word[:-1]
+    return word
+
+
+def stem_key(norm: str) -> str:
+    """A normalised name insensitive to inflection: names that differ only in plural endings
+    share it, so a question saying "gliomas" links the concept "glioma" (and vice versa)."""
+    return " ".join(_s_stem(w) for w in norm.split())
+
+
 def normalize_type(raw: str) -> str | None:
     t = " ".join(raw.strip().casefold().replace("_", " ").split())
     if t in TYPES:
@@ -94,6 +112,10 @@ class Concept:
     @property
     def norm(self) -> str:
         return normalize_name(self.name)
+
+    @property
+    def stem(self) -> str:
+        return stem_key(self.norm)
 
     @property
     def key(self) -> str:

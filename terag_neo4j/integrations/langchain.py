@@ -26,7 +26,7 @@ from pydantic import Field, PrivateAttr
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
-from terag_neo4j.retrieval import RetrievalResult, RetrievedPassage
+from terag_neo4j.results import RetrievalResult, RetrievedPassage
 
 Mode = Literal["pagerank", "dense", "hybrid"]
 

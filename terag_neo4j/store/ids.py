@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 from terag_neo4j.extraction import Concept
@@ -23,3 +24,9 @@ def passage_uid(namespace: str, passage_id: str) -> str:
 
 def concept_uid(namespace: str, concept: Concept) -> str:
     return f"{namespace}|{concept.key}"
+
+
+def namespace_key(namespace: str) -> str:
+    """The namespace as one token of the full-text analyzer (`my-docs` would be two), stored on
+    its passages as `nskey`: a full-text search is confined to a namespace by `+nskey:<key>`."""
+    return "ns" + hashlib.sha1(namespace.encode()).hexdigest()[:16]

@@ -74,6 +74,9 @@ class NamespaceAdmin(StoreCore):
             for r in self.read("namespaces")
         ]
 
+    def namespace_exists(self, namespace: str) -> bool:
+        return bool(self.read("namespace_version", namespace=namespace))
+
     def require_namespace(self, namespace: str) -> None:
         check_namespace(namespace)
         if not self.read("namespace_version", namespace=namespace):

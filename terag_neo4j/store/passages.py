@@ -15,7 +15,7 @@ from terag_neo4j.documents import Passage
 from terag_neo4j.extraction import Concept, Extraction
 from terag_neo4j.store.core import bump_version_tx, chunks
 from terag_neo4j.store.cypher import load_cypher
-from terag_neo4j.store.ids import concept_uid, passage_uid
+from terag_neo4j.store.ids import concept_uid, namespace_key, passage_uid
 from terag_neo4j.store.namespaces import NamespaceAdmin
 from terag_neo4j.store.pairs import (
     apply_pair_deltas,
@@ -41,6 +41,7 @@ def _concept_row(uid: str, c: Concept, vectors: dict[str, Sequence[float]]) -> d
         "key": c.key,
         "type": c.type,
         "norm": c.norm,
+        "stem": c.stem,
         "name": c.name,
         "kind": "entity" if c.is_entity else "concept",
         # absent: written when first needed (concept_vectors.py)
@@ -52,7 +53,7 @@ def delete_passages_tx(tx: ManagedTransaction, uids: Sequence[str], state: str) 
     if not uids:
         return 0
     rows = [r.data() for r in tx.run(load_cypher("passage_concepts"), uids=list(uids))]
-    lists = [r["concepts"] for r in rows]
+    lists = [r["linked"] for r in rows]  # extracted and mentioned: both change frequencies
     counted = [r["concepts"] for r in rows if pairs_counted(state, r["paired"])]
     apply_pair_deltas(tx, pair_deltas(counted, -1), 5000)
     tx.run(load_cypher("delete_passages"), uids=list(uids)).consume()
@@ -216,6 +217,7 @@ class PassageWrites(NamespaceAdmin):
         (CO_OCCURRENCE counts only when the namespace keeps them)."""
         concept_rows: dict[str, dict[str, Any]] = {}
         links: list[dict[str, Any]] = []
+        nskey = namespace_key(namespace)
         for p in new:
             cuids = []
             for c in by_id[p.id].concepts:
@@ -231,6 +233,7 @@ class PassageWrites(NamespaceAdmin):
                 "doc_id": p.doc_id,
                 "position": p.position,
                 "title": p.title,
+                "heading": p.heading,
                 "text": p.text,
                 "hash": p.hash,
                 "concept_count": len(by_id[p.id].concepts),
@@ -239,7 +242,9 @@ class PassageWrites(NamespaceAdmin):
             for p in new
         ]
         for rows in chunks(prow, self.write_batch):
-            tx.run(load_cypher("upsert_passages"), rows=rows, namespace=namespace).consume()
+            tx.run(
+                load_cypher("upsert_passages"), rows=rows, namespace=namespace, nskey=nskey
+            ).consume()
         existing: set[str] = set()
         for uids_chunk in chunks(list(concept_rows), self.write_batch * 5):
             existing.update(
@@ -259,6 +264,70 @@ class PassageWrites(NamespaceAdmin):
         stats.concepts_touched += len(concept_rows)
         stats.has_passage += sum(len(link["concepts"]) for link in links)
         stats.cooccurrence_rows += len(pairs)
+
+    def link_mentions(self, namespace: str, rows: Sequence[dict[str, Any]]) -> int:
+        """Link passages to the concepts they name (`grounding.py`; rows `{passage, concepts}`
+        of uids) in one transaction, fix the concepts' frequencies and bump the version when
+        anything was added. Links that exist stay as they are; returns the links added."""
+
+        def work(tx: ManagedTransaction) -> int:
+            self._lock(tx, namespace)
+            added = 0
+            for chunk in chunks(list(rows), self.write_batch):
+                rec = tx.run(load_cypher("link_mentions"), rows=list(chunk)).single()
+                added += int(rec["links"]) if rec else 0
+            if added:
+                touched = sorted({c for r in rows for c in r["concepts"]})
+                for uids in chunks(touched, self.write_batch * 5):
+                    tx.run(load_cypher("update_frequency"), uids=list(uids)).consume()
+                bump_version_tx(tx, namespace, None)
+            return added
+
+        return self.write_tx(work)
+
+    def ungrounded(self, namespace: str, passage_ids: Sequence[str]) -> set[str]:
+        """Which of these passages have not been linked to the concepts they name yet."""
+        out: set[str] = set()
+        for chunk in chunks(list(passage_ids), 5000):
+            uids = [passage_uid(namespace, pid) for pid in chunk]
+            out.update(r["id"] for r in self.read("ungrounded_passages", uids=uids))
+        return out
+
+    def concept_vocabulary(
+        self, namespace: str, norms: Sequence[str] | None = None
+    ) -> dict[str, list[str]]:
+        """{normalised name: concept uids} of the namespace: all of it, or for these names."""
+        out: dict[str, list[str]] = {}
+        if norms is None:
+            rows = self.read("concept_names", namespace=namespace)
+        else:
+            rows = []
+            for chunk in chunks(sorted(set(norms)), 20_000):
+                rows += self.read("concepts_named", namespace=namespace, norms=list(chunk))
+        for r in rows:
+            out.setdefault(r["norm"], []).append(r["uid"])
+        return out
+
+    def ingest_lease(self, namespace: str, seconds: float) -> None:
+        """Hold (or, with 0, give back) the namespace's ingest lease (`ingest_lease.cypher`)."""
+        self.write_tx(
+            lambda tx: tx.run(
+                load_cypher("ingest_lease"), namespace=namespace, seconds=int(seconds)
+            ).consume()
+        )
+
+    def ensure_search_keys(self, namespace: str) -> None:
+        """Give passages written before the full-text index existed their namespace key."""
+
+        def run() -> None:
+            with self.session() as s:
+                s.run(
+                    load_cypher("set_search_keys"),
+                    namespace=namespace,
+                    nskey=namespace_key(namespace),
+                ).consume()
+
+        self._call(run)
 
     def stale_passages(
         self, namespace: str, doc_ids: Sequence[str], keep: Sequence[str]

@@ -80,6 +80,7 @@ def test_baseline_bench_result_has_every_number(toy: Path, tmp_path: Path) -> No
     assert result["dataset"] == {
         "name": "toyqa",
         "path": str(toy),
+        "kind": "recall",
         "passages": 5,
         "questions": 3,
         "subset": False,
@@ -141,3 +142,37 @@ def test_markdown_report_shows_skipped_answers(toy: Path, tmp_path: Path) -> Non
     result = _bench(toy, tmp_path, ["bm25"])
     result["answers"] = {"skipped": "answers skipped: Ollama is unreachable"}
     assert "Answers: answers skipped: Ollama is unreachable" in markdown_report([result])
+
+
+def test_a_text_corpus_with_reference_answers_is_scored_by_coverage(tmp_path: Path) -> None:
+    folder = tmp_path / "guides"
+    folder.mkdir()
+    (folder / "guide.md").write_text(
+        "# Skin care\n\n## Sun\n\nSunscreen protects the skin from ultraviolet light.\n\n"
+        "## Treatment\n\nMohs surgery removes skin cancer layer by layer.\n",
+        encoding="utf-8",
+    )
+    qs = [
+        {
+            "id": "a",
+            "question": "What does sunscreen do?",
+            "type": "Fact Retrieval",
+            "answers": ["Sunscreen protects skin from ultraviolet light."],
+        },
+        {
+            "id": "b",
+            "question": "How does Mohs surgery work?",
+            "type": "Complex Reasoning",
+            "answers": ["It removes cancer layer by layer."],
+        },
+    ]
+    (folder / "questions.jsonl").write_text("\n".join(json.dumps(q) for q in qs), encoding="utf-8")
+    settings = Settings(home=tmp_path / "home", neo4j_uri="bolt://127.0.0.1:1")
+    result = run_bench(settings, load_dataset(folder), BenchConfig(extractors=[], methods=["bm25"]))
+    assert result["dataset"]["kind"] == "coverage" and result["dataset"]["passages"] == 2
+    bm25 = result["methods"]["bm25"]
+    assert bm25["recall"] is None and set(bm25["scores"]) == {"cov@5", "hit@5"}
+    assert bm25["scores"]["cov@5"] == 1.0 and bm25["scores"]["hit@5"] == 1.0
+    assert set(bm25["by_type"]) == {"Fact Retrieval", "Complex Reasoning"}
+    md = markdown_report([result])
+    assert "| bm25 | 100.0 | 100.0 |" in md and "Complex Reasoning" in md

@@ -8,12 +8,11 @@ from pathlib import Path
 import pytest
 
 from terag_neo4j import cli, documents
+from terag_neo4j.chunking import MAX_CHARS_PER_TOKEN, chunk_text
 from terag_neo4j.documents import (
-    MAX_CHARS_PER_TOKEN,
     Document,
     InputError,
     InputNotFound,
-    chunk_text,
     load_documents,
     to_passages,
 )

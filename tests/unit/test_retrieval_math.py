@@ -1,13 +1,67 @@
-"""The restart vector (TERAG eqs. 3-5) and rank fusion, on hand-made matches."""
+"""The restart vector (verified weights, TERAG eqs. 3-5, passage seeds), the flat rankings'
+scaling and rank fusion, on hand-made matches (no services)."""
+
+from typing import Any
 
 import pytest
 
-from terag_neo4j.retrieval import MatchedConcept, RetrievedPassage, restart_weights, rrf_fuse
+from terag_neo4j.flat import FlatRanking, _scaled, lucene_query
+from terag_neo4j.presets import RetrievalConfig
+from terag_neo4j.restart import (
+    MatchedConcept,
+    paper_weights,
+    passage_seeds,
+    verified_weights,
+)
+from terag_neo4j.results import RetrievedPassage
+from terag_neo4j.retrieval import rrf_fuse
+from terag_neo4j.store.ids import namespace_key
 from terag_neo4j.store.pairs import pair_deltas, pair_key
 
 
-def m(uid: str, kind: str, s: float, f: int) -> MatchedConcept:
-    return MatchedConcept("e", uid, uid, uid, "other", kind, s, f)  # type: ignore[arg-type]
+def m(uid: str, kind: str, s: float, f: int, node: int = -1) -> MatchedConcept:
+    return MatchedConcept("e", uid, uid, uid, "other", kind, s, f, node=node)  # type: ignore[arg-type]
+
+
+def restart_weights(
+    matches: list[MatchedConcept], weighting: Any = "s_over_f", split: Any = "group"
+) -> list[MatchedConcept]:
+    return paper_weights(matches, weighting, split)
+
+
+def test_a_verified_weight_is_specificity_times_support() -> None:
+    rc = RetrievalConfig()  # f^-2 * r^2
+    flat = FlatRanking({10: 1.0, 11: 0.5, 12: 0.2})
+    matches = [m("rare", "exact", 1.0, 1, node=1), m("common", "exact", 1.0, 10, node=2)]
+    got = {
+        x.uid: (x.weight, x.support)
+        for x in verified_weights(matches, {1: [11, 12], 2: [10]}, flat, rc)
+    }
+    assert got["rare"] == (pytest.approx(0.25), 0.5)  # 1 * 0.5^2: its best passage's relevance
+    assert got["common"] == (pytest.approx(0.01), 1.0)  # 10^-2 * 1
+    # a concept none of whose passages the flat rankings found carries nothing
+    assert verified_weights([m("lost", "exact", 1.0, 1, node=3)], {}, flat, rc) == []
+
+
+def test_passage_seeds_are_the_top_relevance_to_the_power_summing_to_the_seed_weight() -> None:
+    rc = RetrievalConfig(seed_top=2, seed_power=2.0, seed_weight=0.1)
+    seeds = passage_seeds(FlatRanking({1: 1.0, 2: 0.5, 3: 0.4, 4: 0.0}), rc)
+    assert [n for n, _ in seeds] == [1, 2]
+    assert sum(w for _, w in seeds) == pytest.approx(0.1)
+    assert seeds[0][1] / seeds[1][1] == pytest.approx(4.0)
+    assert passage_seeds(FlatRanking({}), rc) == []
+
+
+def test_each_flat_ranking_is_scaled_over_its_own_top() -> None:
+    got = _scaled([{"node": 1, "score": 9.0}, {"node": 2, "score": 5.0}, {"node": 3, "score": 3.0}])
+    assert got == {1: 1.0, 2: pytest.approx(1 / 3), 3: 0.0}
+    assert _scaled([{"node": 7, "score": 2.0}]) == {7: 1.0}
+
+
+def test_the_lucene_query_is_confined_to_the_namespace_and_has_no_syntax() -> None:
+    q = lucene_query("my-docs", 'What is "BCC" (basal-cell) AND how: fast?')
+    assert q == f"+nskey:{namespace_key('my-docs')} +(bcc basal cell fast)"
+    assert lucene_query("x", "What is it?") is None  # stopwords only
 
 
 def test_weights_are_s_over_f_normalised_per_group() -> None:

@@ -25,8 +25,31 @@ def test_every_setting_is_in_env_example() -> None:
 
 def test_readme_table_is_generated_from_env_example() -> None:
     sys.path.insert(0, str(ROOT / "scripts"))
-    from env_table import table
+    from env_table import rows, table
 
     assert table() in (ROOT / "README.md").read_text(encoding="utf-8"), (
         "README's configuration table is stale: run `python scripts/env_table.py`"
     )
+    assert len(rows("user")) <= 20, "the README's table is what a user sets: at most 20 rows"
+
+
+def test_advanced_settings_and_every_retrieval_knob_are_in_docs() -> None:
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from env_table import table
+
+    from terag_neo4j.presets import PRESETS, RetrievalConfig
+
+    doc = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    assert table("advanced") in doc, (
+        "docs/configuration.md's advanced table is stale: run `python scripts/env_table.py advanced`"
+    )
+    for name, field in RetrievalConfig.model_fields.items():
+        row = next((line for line in doc.splitlines() if line.startswith(f"| `{name}` |")), None)
+        assert row is not None, f"knob {name} is not in docs/configuration.md"
+        assert f"`{field.default}`" in row, (
+            f"knob {name}: its default {field.default!r} is not shown"
+        )
+        if name in PRESETS["paper"]:
+            assert f"`{PRESETS['paper'][name]}`" in row, (
+                f"knob {name}: the paper's value is not shown"
+            )

@@ -16,8 +16,10 @@ from terag_neo4j.config import Settings, SettingsError
     [
         ("TERAG_TOP_K", "abc", "TERAG_TOP_K='abc': must be a valid integer"),
         ("TERAG_EXTRACTOR", "bogus", "'ollama', 'spacy' or 'recorded'"),
-        ("TERAG_DAMPING", "1.5", "TERAG_DAMPING='1.5': must be less than 1"),
-        ("TERAG_DAMPING", "-0.1", "TERAG_DAMPING='-0.1': must be greater than or equal to 0"),
+        ("TERAG_RETRIEVAL", '{"damping": 1.5}', "damping=1.5: must be less than 1"),
+        ("TERAG_RETRIEVAL", '{"dampign": 0.5}', "unknown retrieval knob dampign"),
+        ("TERAG_RETRIEVAL", "not json", "TERAG_RETRIEVAL"),
+        ("TERAG_DAMPING", "0.3", "retrieval knobs are no longer settings of their own"),
         ("NEO4J_URI", "http://127.0.0.1:7474", "bolt://, bolt+s://, bolt+ssc://, neo4j://"),
         ("TERAG_TOP_K", "0", "TERAG_TOP_K='0'"),
         ("TERAG_CHUNK_OVERLAP", "256", "must be smaller than TERAG_CHUNK_TOKENS"),
@@ -43,9 +45,11 @@ def test_bolt_schemes_are_accepted(monkeypatch: pytest.MonkeyPatch, uri: str) ->
 
 
 def test_damping_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert Settings(damping=0.0).damping == 0.0
-    with pytest.raises(SettingsError, match="TERAG_DAMPING"):
-        Settings(damping=1.0)
+    assert Settings(retrieval={"damping": 0.0}).retrieval.damping == 0.0
+    with pytest.raises(SettingsError, match="damping"):
+        Settings(retrieval={"damping": 1.0})
+    with pytest.raises(SettingsError, match="retrieval knobs go in retrieval="):
+        Settings(damping=0.3)
 
 
 def test_keyword_overrides_are_validated(tmp_path: Path) -> None:
@@ -58,7 +62,8 @@ def test_keyword_overrides_are_validated(tmp_path: Path) -> None:
         base.with_overrides(chunk_overlap=300)
     for bad, needle in (
         ({"extractor": "bogus"}, "extractor (TERAG_EXTRACTOR)='bogus'"),
-        ({"damping": 1.5}, "damping (TERAG_DAMPING)=1.5"),
+        ({"retrieval": {"damping": 1.5}}, "damping=1.5"),
+        ({"damping": 0.5}, "damping is a retrieval knob: pass retrieval={'damping': ...}"),
         ({"top_k": 0}, "top_k (TERAG_TOP_K)=0"),
         ({"neo4j_uri": "http://x"}, "neo4j_uri (NEO4J_URI)='http://x'"),
         ({"topk": 3}, "unknown setting topk"),
@@ -85,20 +90,38 @@ def test_cli_bad_setting_exits_2_with_one_line(
     assert len(err) == 1 and "TERAG_TOP_K='abc'" in err[0]
 
 
-def test_the_paper_preset_applies_where_nothing_is_set_explicitly(
+def test_a_preset_then_the_knobs_given_whichever_way_they_arrive(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("TERAG_PRESET", "paper")
-    monkeypatch.setenv("TERAG_DAMPING", "0.6")
-    s = Settings(home=tmp_path)
-    assert (s.linking, s.orientation, s.walk_cooccurrence, s.passage_seed_weight) == (
+    monkeypatch.setenv("TERAG_RETRIEVAL", '{"damping": 0.6}')
+    s = Settings(home=tmp_path).retrieval
+    assert (s.linking, s.orientation, s.walk_cooccurrence, s.seeds) == (
         "ner",
         "directed",
         True,
-        0.0,
+        "none",
     )
     assert s.damping == 0.6  # given explicitly: wins over the preset
-    back = s.with_overrides(preset="default")
-    assert back.preset == "default" and back.damping == 0.6  # kept: it was set on the base
+    back = Settings(home=tmp_path).with_overrides(preset="default")
+    assert back.retrieval.linking == "names" and back.retrieval.damping == 0.6  # still given
+    monkeypatch.delenv("TERAG_RETRIEVAL")
+    monkeypatch.delenv("TERAG_PRESET")
     paper = Settings(home=tmp_path, preset="default").with_overrides(preset="paper")
-    assert paper.linking == "ner" and paper.damping == 0.85
+    assert paper.retrieval.linking == "ner" and paper.retrieval.damping == 0.85
+    more = paper.with_overrides(retrieval={"hub_cap": 5}).with_overrides(retrieval={"damping": 0.7})
+    assert (more.retrieval.hub_cap, more.retrieval.damping) == (5, 0.7)  # knobs add up
+
+
+def test_env_example_copied_to_dot_env_leaves_the_preset_in_charge(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Issue 22.1: `.env.example` set every knob explicitly, so `TERAG_PRESET=paper` in a `.env`
+    copied from it gave the default retrieval under the paper's name."""
+    example = (Path(__file__).resolve().parents[2] / ".env.example").read_text(encoding="utf-8")
+    (tmp_path / ".env").write_text(example + "\nTERAG_PRESET=paper\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    s = Settings()
+    assert s.preset == "paper"
+    assert s.retrieval.model_dump() == Settings(preset="paper").retrieval.model_dump()
+    assert s.retrieval.linking == "ner" and s.retrieval.damping == 0.85

@@ -1,0 +1,33 @@
+// A question's neighbourhood as a GDS graph, built per query: the seed passages and the linked
+// concepts' passages, every concept of those passages named by at most $hub_cap passages (and
+// the linked concepts), and all passages of those concepts; relationships readable both ways.
+// Its size depends on the question and the cap, not on the corpus. Seeds without concepts are
+// nodes of their own (a restart node must be in the graph).
+CALL () {
+  UNWIND $seeds AS sid
+  MATCH (p:Passage) WHERE id(p) = sid
+  RETURN p
+  UNION
+  UNWIND $concepts AS cid
+  MATCH (c:Concept)-[:HAS_PASSAGE]->(p:Passage) WHERE id(c) = cid
+  RETURN p
+}
+WITH collect(p) AS near
+CALL (near) {
+  UNWIND near AS p
+  MATCH (c:Concept)-[:HAS_PASSAGE]->(p)
+  WHERE c.frequency <= $hub_cap AND NOT c.type IN $skip_types
+  RETURN DISTINCT c
+  UNION
+  UNWIND $concepts AS cid
+  MATCH (c:Concept) WHERE id(c) = cid
+  RETURN c
+}
+CALL (c, near) {
+  MATCH (c)-[:HAS_PASSAGE]->(q:Passage)
+  RETURN c AS source, q AS target
+}
+WITH collect([source, target]) AS edges, near
+UNWIND edges + [p IN near | [p, null]] AS e
+WITH gds.graph.project($graph, e[0], e[1], {}, {undirectedRelationshipTypes: ['*']}) AS g
+RETURN g.nodeCount AS nodes, g.relationshipCount AS relationships

@@ -1,0 +1,62 @@
+"""The rows `terag bench` measures: the flat baselines, the default, the TERAG paper's retrieval,
+and one lever of the default changed at a time (the ablations).
+
+Every TERAG row pins every retrieval knob (`RetrievalConfig`), so the environment
+(`TERAG_RETRIEVAL=...`) cannot silently change what a row measures. Rows marked as index
+variants need a graph built differently, in a namespace of their own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from terag_neo4j.presets import PAPER, RetrievalConfig
+
+BASELINES = ("bm25", "dense")
+DEFAULT_KNOBS: dict[str, Any] = RetrievalConfig().model_dump()
+PAPER_KNOBS: dict[str, Any] = {**DEFAULT_KNOBS, **PAPER}
+# The default first, the paper's configuration, then one lever of the default at a time.
+TERAG_VARIANTS: dict[str, dict[str, Any]] = {
+    "terag": {},
+    "paper": PAPER,
+    # the flat rankings the walk starts from, without the walk: full-text + vector, fused
+    "flat_fused": {"damping": 0.0},
+    # linking: no concepts at all (the walk spreads the flat ranking), or query NER
+    "no_links": {"linking": "none"},
+    "ner_linking": {"linking": "ner"},
+    # restart vector: the paper's s/f weights instead of verified ones
+    "unverified": {"weighting": "s_over_f"},
+    "no_specificity": {"specificity_power": 0.0},
+    # passage seeds: the previous default (every passage by cosine, 0.3), or none
+    "dense_seeds_all": {"seeds": "dense", "seed_top": 0, "seed_weight": 0.3},
+    "no_passage_seeds": {"seeds": "none"},
+    "seed_weight_0.2": {"seed_weight": 0.2},
+    # the walk: forced global or local, no hub cap, damping, direction, what it sees
+    "walk_global": {"walk": "global"},
+    "walk_local": {"walk": "local"},
+    "no_hub_cap": {"hub_cap": 0},
+    "damping_0.85": {"damping": 0.85},
+    "directed": {"orientation": "directed"},
+    "no_titles": {"walk_titles": False},
+    "entities_only": {"walk_noun_chunks": False},
+    "cooccurrence": {"walk_cooccurrence": True, "walk": "global"},
+    "synonyms": {"walk_synonyms": True, "walk": "global"},
+    "hybrid": {"hybrid": True},
+}
+# Index variants: a second namespace built with these settings, read with the default knobs.
+INDEX_VARIANTS: dict[str, dict[str, Any]] = {
+    "no_mentions": {"ground_mentions": False},
+}
+# Rows a plain run leaves out: they need something built first (SYNONYM edges at index time,
+# here with HippoRAG's threshold and a cap; built once per namespace, then kept).
+OPT_IN_VARIANTS = ("synonyms",)
+BENCH_SYNONYMS = (0.8, 50)
+METHOD_CHOICES = (*BASELINES, *TERAG_VARIANTS, *INDEX_VARIANTS)
+DEFAULT_METHODS = tuple(m for m in METHOD_CHOICES if m not in OPT_IN_VARIANTS)
+
+
+def knobs(variant: str) -> dict[str, Any]:
+    """Every retrieval knob of a TERAG row."""
+    if variant in INDEX_VARIANTS:
+        return dict(DEFAULT_KNOBS)
+    return {**DEFAULT_KNOBS, **TERAG_VARIANTS[variant]}
