@@ -11,7 +11,12 @@ CREATE INDEX terag_concept_namespace IF NOT EXISTS FOR (c:Concept) ON (c.namespa
 CREATE INDEX terag_passage_doc IF NOT EXISTS FOR (p:Passage) ON (p.namespace, p.doc_id);
 CREATE INDEX terag_concept_norm IF NOT EXISTS FOR (c:Concept) ON (c.namespace, c.norm);
 CREATE INDEX terag_concept_stem IF NOT EXISTS FOR (c:Concept) ON (c.namespace, c.stem);
-CREATE INDEX terag_cooccurrence_pair IF NOT EXISTS FOR ()-[r:CO_OCCURRENCE]-() ON (r.pair);
+// One CO_OCCURRENCE edge per concept pair: its key is unique (the constraint's index replaces
+// the plain index of earlier versions; `CooccurrenceBuilder.ensure_schema` resets namespaces
+// that concurrent lazy builds of earlier versions left with duplicates, so it can be made).
+DROP INDEX terag_cooccurrence_pair IF EXISTS;
+CREATE CONSTRAINT terag_cooccurrence_pair_unique IF NOT EXISTS
+  FOR ()-[r:CO_OCCURRENCE]-() REQUIRE r.pair IS UNIQUE;
 CREATE INDEX terag_ingest_run_ns IF NOT EXISTS FOR (r:IngestRun) ON (r.namespace);
 CREATE VECTOR INDEX terag_concept_embedding IF NOT EXISTS FOR (c:Concept) ON c.embedding
   OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}};

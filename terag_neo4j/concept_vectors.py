@@ -16,8 +16,9 @@ from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
+from neo4j.exceptions import ClientError
 
-from terag_neo4j.store import GraphStore
+from terag_neo4j.store import GraphStore, GraphStoreError, one_line, write_refused
 
 log = logging.getLogger(__name__)
 
@@ -44,9 +45,23 @@ def ensure_concept_vectors(
             raise RuntimeError(f"concept embeddings of {namespace!r} could not be stored")
         seen.update(r["uid"] for r in rows)
         vectors = embedder.embed([str(r["name"]) for r in rows])
-        store.set_concept_vectors(
-            [{"uid": r["uid"], "embedding": v.tolist()} for r, v in zip(rows, vectors, strict=True)]
-        )
+        try:
+            store.set_concept_vectors(
+                [
+                    {"uid": r["uid"], "embedding": v.tolist()}
+                    for r, v in zip(rows, vectors, strict=True)
+                ]
+            )
+        except ClientError as e:
+            if not write_refused(e):
+                raise
+            raise GraphStoreError(
+                f"namespace {namespace!r} has concepts without embeddings, which semantic "
+                f"matching reads, and Neo4j refused to write them for this user "
+                f"({one_line(e.message, 100)}): write them once as a user who can write, with "
+                f"`TERAG_CONCEPT_VECTORS=eager terag index <its documents> --namespace "
+                f"{namespace}` or one query of this preset"
+            ) from e
         written += len(rows)
     if written:
         log.info(

@@ -20,7 +20,7 @@ from neo4j.exceptions import ClientError
 
 from terag_neo4j.extraction import CONCEPT, TITLE
 from terag_neo4j.presets import RetrievalConfig
-from terag_neo4j.store import GraphStore, GraphStoreError
+from terag_neo4j.store import GraphStore, GraphStoreError, one_line, write_refused
 
 log = logging.getLogger(__name__)
 
@@ -132,9 +132,10 @@ def project(store: GraphStore, rc: RetrievalConfig, namespace: str, graph: str) 
             rec and rec["relationships"],
             time.perf_counter() - t,
         )
-    except ClientError as e:
-        # Another process projected it first: that is what we wanted.
-        if "already exists" not in str(e):
+    except ClientError:
+        # Another client projected it first (GDS says "already exists" or, in a race, "already
+        # loaded"): that is what we wanted. Asked of the catalog, not read from the message.
+        if not any(g["graphName"] == graph for g in catalog(store, graph)):
             raise
 
 
@@ -210,7 +211,17 @@ def ensure_projection(
     if not rows:
         store.require_namespace(namespace)
     if rc.walk_cooccurrence and not rows[0]["pairs"]:
-        pairs = store.build_cooccurrence(namespace)
+        try:
+            pairs = store.build_cooccurrence(namespace)
+        except ClientError as e:
+            if not write_refused(e):
+                raise
+            raise GraphStoreError(
+                f"namespace {namespace!r} has no CO_OCCURRENCE pairs yet, which this walk reads, "
+                f"and Neo4j refused to write them for this user ({one_line(e.message, 100)}): "
+                f"build them once as a user who can write, with `terag index <its documents> "
+                f"--namespace {namespace} --cooccurrence eager` or one query of this preset"
+            ) from e
         if pairs is not None:
             log.info("built %d CO_OCCURRENCE pairs of %s for the walk", pairs, namespace)
         rows = store.read("namespace_version", namespace=namespace)

@@ -266,6 +266,11 @@ class Indexer:
             if built is not None:
                 report.cooccurrence_rows += built
                 report.write_s += time.perf_counter() - t
+        if self.settings.concept_vectors == "eager" and self.settings.synonym_threshold <= 0:
+            # A namespace indexed lazily gets its concept embeddings now (a no-op once it has).
+            t = time.perf_counter()
+            ensure_concept_vectors(self.store, self.embedder, ns)
+            report.write_s += time.perf_counter() - t
         if self.settings.synonym_threshold > 0:
             t = time.perf_counter()
             ensure_concept_vectors(self.store, self.embedder, ns)

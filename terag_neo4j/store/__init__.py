@@ -20,6 +20,7 @@ from terag_neo4j.store.connection import (
     neo4j_errors,
     one_line,
     stopping,
+    write_refused,
 )
 from terag_neo4j.store.cooccurrence import CooccurrenceBuilder
 from terag_neo4j.store.cypher import cypher_statements, load_cypher
@@ -51,4 +52,5 @@ __all__ = [
     "one_line",
     "passage_uid",
     "stopping",
+    "write_refused",
 ]

@@ -77,6 +77,19 @@ def neo4j_errors(uri: str) -> Iterator[None]:
         raise
 
 
+# What Neo4j answers a write it will not take from this session: a user without write
+# privileges (Enterprise RBAC), a read-only database, a write in a read transaction.
+WRITE_REFUSED = (
+    "Neo.ClientError.Security.Forbidden",
+    "Neo.ClientError.General.ForbiddenOnReadOnlyDatabase",
+    "Neo.ClientError.Statement.AccessMode",
+)
+
+
+def write_refused(e: BaseException) -> bool:
+    return isinstance(e, ClientError) and (e.code or "") in WRITE_REFUSED
+
+
 def stopping(e: ClientError) -> bool:
     """A client error that a stopping or starting server sends (a query caught by the shutdown
     arrives as a bare error, or one naming the shutdown), not a fault of the query."""

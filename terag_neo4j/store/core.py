@@ -188,8 +188,9 @@ class StoreCore:
 
     def _lock(self, tx: ManagedTransaction, namespace: str) -> str:
         """Take the namespace's write lock (creating it on first use) and return the state of
-        its CO_OCCURRENCE pairs: 'kept' (every write keeps them), 'lazy' (none yet) or
-        'building' (kept for the passages marked `paired`; `build_cooccurrence` does the rest)."""
+        its CO_OCCURRENCE pairs: 'kept' (every write keeps them), 'lazy' (none yet),
+        'building' (kept for the passages marked `paired`; `build_cooccurrence` does the rest)
+        or 'resetting' (being removed by `reset_cooccurrence`; writers leave them alone)."""
         mode = "lazy" if self.cooccurrence == "lazy" else "kept"
         rec = tx.run(load_cypher("lock_namespace"), namespace=namespace, cooccurrence=mode).single()
         return str(rec["cooccurrence"]) if rec else "kept"
