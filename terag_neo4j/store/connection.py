@@ -100,27 +100,32 @@ def stopping(e: ClientError) -> bool:
     return any(k in text for k in ("shutdown", "shut down", "databaseunavailable"))
 
 
-def connection_target(settings: Settings) -> tuple[str, str, str]:
-    """(uri, user, password) of the configured Neo4j, or of the local managed server when unset."""
-    uri, user, password = settings.neo4j_uri, settings.neo4j_user, settings.neo4j_password
-    if uri is None or password is None:
+def connection_target(settings: Settings) -> tuple[str, str, str | None]:
+    """(uri, user, password) of the Neo4j at NEO4J_URI, or of the local managed server when it
+    is unset. The local server's generated password goes to the local server only: with
+    NEO4J_URI set and NEO4J_PASSWORD unset there is no password (a server without auth)."""
+    if settings.neo4j_uri is None:
         from terag_neo4j.server.neo4j_home import connection
 
-        luri, luser, lpassword = connection(settings)
-        uri = uri or luri
-        user = user if settings.neo4j_uri else luser
-        password = password if password is not None else lpassword
-    return uri, user, password
+        return connection(settings)
+    return settings.neo4j_uri, settings.neo4j_user, settings.neo4j_password
 
 
-def connect(settings: Settings, target: tuple[str, str, str] | None = None) -> Driver:
+def connect(settings: Settings, target: tuple[str, str, str | None] | None = None) -> Driver:
     """A verified driver for the configured Neo4j, or the local managed server when unset."""
     uri, user, password = target or connection_target(settings)
-    driver = GraphDatabase.driver(uri, auth=(user, password), **driver_config(settings))
+    auth = (user, password) if password is not None else None
+    driver = GraphDatabase.driver(uri, auth=auth, **driver_config(settings))
     try:
         driver.verify_connectivity()
     except AuthError as e:
         driver.close()
+        if password is None:
+            raise GraphStoreError(
+                f"Neo4j at {uri} asks for a password and NEO4J_PASSWORD is unset: set "
+                "NEO4J_USER and NEO4J_PASSWORD for it (the local server's generated password "
+                "is used only when NEO4J_URI is unset)"
+            ) from e
         raise GraphStoreError(
             f"Neo4j at {uri} rejected user {user!r}: check NEO4J_USER / NEO4J_PASSWORD "
             "(`terag server status --show-password` prints the local server's)"

@@ -9,6 +9,7 @@ import pytest
 
 from terag_neo4j.config import Settings
 from terag_neo4j.server import neo4j as local
+from terag_neo4j.store import connection_target
 
 
 def test_initial_password_command_names_a_file_not_the_password(tmp_path: Path) -> None:
@@ -34,3 +35,24 @@ def test_atfile_quoting(password: str, line: str) -> None:
 def test_a_password_with_a_line_break_is_refused() -> None:
     with pytest.raises(local.ServerError, match="line break"):
         local.atfile_quote("a\nb")
+
+
+def test_the_local_password_never_goes_to_the_server_at_neo4j_uri(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 22.3: with NEO4J_URI set and NEO4J_PASSWORD unset, the managed local server's
+    password (created on the spot when missing) was sent to that remote server."""
+    for var in ("NEO4J_PASSWORD", "NEO4J_USER", "NEO4J_USERNAME"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.chdir(tmp_path)  # no .env of the checkout
+    lay = local.layout(Settings(home=tmp_path))
+    remote = Settings(home=tmp_path, neo4j_uri="neo4j+s://db.example.com:7687")
+    assert connection_target(remote) == ("neo4j+s://db.example.com:7687", "neo4j", None)
+    assert not lay.password_file.exists(), "no local password is created for a remote server"
+    secret = local.read_or_create_password(lay)
+    uri, user, password = connection_target(remote)
+    assert password is None and secret not in (uri, user)
+    # The local server (NEO4J_URI unset) gets its own password; a set one wins everywhere.
+    assert connection_target(Settings(home=tmp_path))[2] == secret
+    given = Settings(home=tmp_path, neo4j_uri="bolt://db:7687", neo4j_password="theirs")
+    assert connection_target(given) == ("bolt://db:7687", "neo4j", "theirs")
