@@ -169,8 +169,10 @@ def cmd_delete(args: argparse.Namespace) -> int:
                 f"dropped namespace {terag.settings.namespace!r}",
             )
             return EXIT_OK
-        n = terag.delete(args.document)
-    _emit(args, {"deleted_passages": n}, f"deleted {n} passages of {args.document!r}")
+        ids = terag.document_ids(args.document)  # an id, or the path `index` read it from
+        n = sum(terag.delete(d) for d in ids)
+    named = ", ".join(repr(d) for d in ids) or repr(args.document)
+    _emit(args, {"deleted_passages": n, "documents": ids}, f"deleted {n} passages of {named}")
     return EXIT_OK if n else EXIT_NOT_FOUND
 
 
@@ -310,7 +312,9 @@ def build_parser() -> argparse.ArgumentParser:
     common(s, ns=False)
     s.set_defaults(func=cmd_namespaces)
     s = sub.add_parser("delete", help="delete a document's passages, or a whole namespace")
-    s.add_argument("document", nargs="?", help="document id (as indexed)")
+    s.add_argument(
+        "document", nargs="?", help="document id (as indexed), or the path it was indexed from"
+    )
     s.add_argument("--all", action="store_true", help="drop the whole namespace")
     common(s)
     s.set_defaults(func=cmd_delete)

@@ -15,7 +15,12 @@ from pathlib import Path
 from typing import Any, get_args
 
 from terag_neo4j.config import ExtractorName, Settings
-from terag_neo4j.documents import Document, InputError, load_documents
+from terag_neo4j.documents import (
+    Document,
+    InputError,
+    document_id_candidates,
+    load_documents,
+)
 from terag_neo4j.embeddings import CachedEmbedder, Embedder
 from terag_neo4j.extraction import ExtractionCache, Extractor, make_extractor
 from terag_neo4j.indexing import Indexer, IngestReport
@@ -188,10 +193,25 @@ class TeragClient:
         with neo4j_errors(self.store.uri):
             return r.answer(query, top_k=top_k, namespace=namespace)
 
-    def delete(self, document_id: str, namespace: str | None = None) -> int:
-        """Remove a document (all its passages); returns how many passages went."""
+    def delete(self, document: str | Path, namespace: str | None = None) -> int:
+        """Remove a document (all its passages), named by its id or by the path `index` read
+        it from (see `document_ids`); returns how many passages went."""
+        ns = namespace or self.settings.namespace
         with neo4j_errors(self.store.uri):
-            return self.store.delete_document(namespace or self.settings.namespace, document_id)
+            return sum(self.store.delete_document(ns, d) for d in self.document_ids(document, ns))
+
+    def document_ids(self, document: str | Path, namespace: str | None = None) -> list[str]:
+        """The ids of the namespace's documents that `document` names: itself when it is an id
+        there, else those `index` gives the file at that path (`terag index g/docs` stores
+        `g/docs/c.md` as `docs/c.md`); none when nothing matches."""
+        ns = check_namespace(namespace or self.settings.namespace)
+        with neo4j_errors(self.store.uri):
+            self.store.require_namespace(ns)
+            if isinstance(document, str) and self.store.documents_present(ns, [document]):
+                return [document]
+            candidates = document_id_candidates(document)
+            present = self.store.documents_present(ns, candidates)
+        return [c for c in candidates if c in present]
 
     def stats(self, namespace: str | None = None) -> NamespaceInfo:
         with neo4j_errors(self.store.uri):

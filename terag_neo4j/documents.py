@@ -208,6 +208,17 @@ def document_id(path: Path, root: Path | None = None) -> str:
     return f"{name}/{rel}" if name else rel
 
 
+def document_id_candidates(path: str | Path) -> list[str]:
+    """The ids `index` may have given the file at `path`, nearest folder first: its path from
+    each folder above it, starting with that folder's name (`g/docs/c.md` gives `docs/c.md`,
+    as `terag index g/docs` or `terag index g/docs/c.md` stored it, then `g/docs/c.md`, ...).
+    Worked out from the path alone, so a file deleted from the disk still resolves."""
+    full = Path(os.path.abspath(path))
+    return [
+        f"{base.name}/{full.relative_to(base).as_posix()}" for base in full.parents if base.name
+    ]
+
+
 def iter_sources(paths: Sequence[str | Path]) -> Iterator[tuple[Path, str]]:
     """(file, document id) for every supported file under `paths`, in a stable order."""
     for raw in paths:

@@ -356,6 +356,14 @@ class PassageWrites(NamespaceAdmin):
 
         return self.write_tx(work)
 
+    def documents_present(self, namespace: str, doc_ids: Sequence[str]) -> set[str]:
+        """Which of these document ids the namespace holds passages of."""
+        present: set[str] = set()
+        for chunk in chunks(sorted(set(doc_ids)), 5000):
+            rows = self.read("documents_present", namespace=namespace, doc_ids=list(chunk))
+            present.update(r["doc_id"] for r in rows)
+        return present
+
     def delete_document(self, namespace: str, doc_id: str) -> int:
         """Remove a document's passages, concepts left without passages, and fix all counts."""
         self.require_namespace(namespace)
