@@ -33,6 +33,8 @@ from terag_neo4j.store.connection import (
 from terag_neo4j.store.cypher import cypher_statements, load_cypher
 
 T = TypeVar("T")
+# What a namespace created by a store does with CO_OCCURRENCE unless told: the setting's default.
+COOCCURRENCE_DEFAULT: str = Settings.model_fields["cooccurrence"].default
 
 
 def chunks(rows: Sequence[T], size: int) -> Iterator[Sequence[T]]:
@@ -55,7 +57,7 @@ class StoreCore:
         write_batch: int = 1000,
         timeout_s: float = 30.0,
         uri: str | None = None,
-        cooccurrence: str = "eager",
+        cooccurrence: str = COOCCURRENCE_DEFAULT,
     ) -> None:
         self.driver = driver
         self.database = database

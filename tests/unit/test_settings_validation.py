@@ -125,3 +125,17 @@ def test_env_example_copied_to_dot_env_leaves_the_preset_in_charge(
     assert s.preset == "paper"
     assert s.retrieval.model_dump() == Settings(preset="paper").retrieval.model_dump()
     assert s.retrieval.linking == "ner" and s.retrieval.damping == 0.85
+
+
+def test_a_store_made_without_settings_builds_cooccurrence_as_the_setting_does() -> None:
+    """Issue 22.9: `GraphStore(driver)` kept CO_OCCURRENCE eagerly while the setting's default
+    is lazy; the default lives in `Settings` only."""
+    from neo4j import GraphDatabase
+
+    from terag_neo4j.store import GraphStore
+
+    driver = GraphDatabase.driver("bolt://127.0.0.1:9", auth=None)  # never connected
+    try:
+        assert GraphStore(driver).cooccurrence == Settings().cooccurrence == "lazy"
+    finally:
+        driver.close()
