@@ -257,10 +257,16 @@ def ensure_projection(
     return name, key
 
 
+# Neo4j reports every failed procedure with this one code; which failure it was is the Java
+# exception GDS raised, named in the message (GDS's `GraphNotFoundException` for a graph name
+# not in its catalog), not the English text around it.
+PROCEDURE_FAILED = "Neo.ClientError.Procedure.ProcedureCallFailed"
+GRAPH_NOT_FOUND = "org.neo4j.gds.core.loading.GraphNotFoundException"
+
+
 def missing_graph(e: ClientError) -> bool:
     """GDS's error for a graph name that is not (or no longer) in its catalog."""
-    text = f"{e.message or ''} {e}"
-    return "does not exist" in text and "graph" in text.lower()
+    return e.code == PROCEDURE_FAILED and GRAPH_NOT_FOUND in (e.message or "")
 
 
 def local_name() -> str:
