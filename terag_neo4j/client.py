@@ -14,6 +14,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, get_args
 
+from neo4j.exceptions import ClientError
+
+from terag_neo4j import gds
 from terag_neo4j.config import ExtractorName, Settings
 from terag_neo4j.documents import (
     Document,
@@ -27,7 +30,14 @@ from terag_neo4j.indexing import Indexer, IngestReport
 from terag_neo4j.llm import OllamaLLM, TokenLedger
 from terag_neo4j.results import AnswerResult, RetrievalResult
 from terag_neo4j.retrieval import Retriever
-from terag_neo4j.store import GraphStore, NamespaceInfo, check_namespace, neo4j_errors
+from terag_neo4j.store import (
+    GraphStore,
+    GraphStoreError,
+    NamespaceInfo,
+    check_namespace,
+    neo4j_errors,
+    one_line,
+)
 
 log = logging.getLogger(__name__)
 
@@ -222,18 +232,29 @@ class TeragClient:
             return self.store.namespaces()
 
     def drop(self, namespace: str | None = None) -> None:
+        """Remove a namespace: its GDS projections first, then its graph. Projections that
+        cannot be dropped keep the namespace (a retry drops both), so none is left in GDS
+        memory without it; a Neo4j without GDS has none to drop."""
         ns = check_namespace(namespace or self.settings.namespace)
-        self.store.require_namespace(ns)
-        try:
-            self.retriever.drop_projections(ns)
-        except Exception as e:  # a missing GDS must not keep the data from being dropped
-            log.warning("could not drop GDS projections of %r: %s", ns, e)
         with neo4j_errors(self.store.uri):
+            self.store.require_namespace(ns)
+            try:
+                if self._retriever is not None:  # also forgets the projection it knew
+                    self._retriever.drop_projections(ns)
+                else:  # no query NER, embedder or LLM needed for this
+                    gds.drop_projections(self.store, ns)
+            except ClientError as e:
+                if e.code != "Neo.ClientError.Procedure.ProcedureNotFound":
+                    raise GraphStoreError(
+                        f"could not drop the GDS projections of namespace {ns!r} "
+                        f"({one_line(e.message, 160)}); nothing was dropped: try again"
+                    ) from e
             self.store.drop_namespace(ns)
         self._namespace_backend.pop(ns, None)
 
     def close(self) -> None:
-        for part in (self._cache, self._embedder):
+        """Release the Neo4j driver (unless it was handed in), the LLM client and the caches."""
+        for part in (self._cache, self._embedder, self._llm):
             if part is not None:
                 part.close()
         self.store.close()

@@ -13,6 +13,7 @@ retrieval mode and the query concepts that seeded the PageRank with their restar
 from __future__ import annotations
 
 import threading
+import weakref
 from typing import Literal
 
 from langchain_core.callbacks import (
@@ -81,6 +82,8 @@ class TeragRetriever(BaseRetriever):
     )
 
     _owned: TeragClient | None = PrivateAttr(default=None)
+    # Closes `_owned` once: on `close()`, or when the retriever is garbage-collected
+    _release: weakref.finalize | None = PrivateAttr(default=None)  # type: ignore[type-arg]
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     def terag(self) -> TeragClient:
@@ -90,14 +93,22 @@ class TeragRetriever(BaseRetriever):
         with self._lock:
             if self._owned is None:
                 self._owned = TeragClient(self.settings)
+                self._release = weakref.finalize(self, self._owned.close)
             return self._owned
 
     def close(self) -> None:
-        """Close the client this retriever built itself (a client passed in stays open)."""
+        """Close the client this retriever built itself (a client passed in stays open). It is
+        also closed when the retriever is garbage-collected, and on leaving `with`."""
         with self._lock:
-            if self._owned is not None:
-                self._owned.close()
-                self._owned = None
+            if self._release is not None:
+                self._release()
+            self._owned = self._release = None
+
+    def __enter__(self) -> TeragRetriever:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def _retrieve(
         self, query: str, k: int | None, namespace: str | None, mode: Mode | None
