@@ -91,18 +91,24 @@ class Tokenizer(Protocol):
     def __call__(self, text: str, **kwargs: object) -> object: ...
 
 
-@lru_cache(maxsize=1)
-def default_tokenizer() -> object:
-    """The embedding model's own WordPiece tokenizer: passages are sized in the tokens that matter."""
+@lru_cache(maxsize=4)
+def default_tokenizer(model: str | None = None) -> object:
+    """The embedding model's own tokenizer (TERAG_EMBEDDING_MODEL; default: the bundled
+    MiniLM's WordPiece): passages are sized in the tokens that matter."""
     from transformers import AutoTokenizer
 
-    from terag_neo4j.embeddings import embedding_model_path
+    from terag_neo4j.embeddings import DEFAULT_MODEL, embedding_model_path
 
-    return AutoTokenizer.from_pretrained(str(embedding_model_path()))
+    path = str(embedding_model_path(model or DEFAULT_MODEL))
+    return AutoTokenizer.from_pretrained(path, local_files_only=Path(path).is_dir())
 
 
 def split_document(
-    doc: Document, max_tokens: int, overlap: int, tokenizer: object | None = None
+    doc: Document,
+    max_tokens: int,
+    overlap: int,
+    tokenizer: object | None = None,
+    model: str | None = None,
 ) -> list[Passage]:
     """A document's passages: a benchmark record whole, anything else by its structure
     (`chunking`); a passage's title is its heading path under the document's title."""
@@ -110,7 +116,7 @@ def split_document(
     if doc.is_passage:
         text = doc.text.strip()
         return [Passage(doc.id, doc.id, 0, doc.title, text, name)]
-    parts = list(chunks(doc.text, max_tokens, overlap, tokenizer or default_tokenizer()))
+    parts = list(chunks(doc.text, max_tokens, overlap, tokenizer or default_tokenizer(model)))
     out = []
     for i, (path, text) in enumerate(parts):
         heads = tuple(h for h in path if h != doc.title)
@@ -122,9 +128,14 @@ def split_document(
 
 
 def to_passages(
-    docs: Iterable[Document], max_tokens: int, overlap: int, tokenizer: object | None = None
+    docs: Iterable[Document],
+    max_tokens: int,
+    overlap: int,
+    tokenizer: object | None = None,
+    model: str | None = None,
 ) -> Iterator[Passage]:
-    """Passages of every usable document; empty ones are skipped with a warning, never silently."""
+    """Passages of every usable document, sized by `tokenizer` (default: that of the embedding
+    model `model`); empty documents are skipped with a warning, never silently."""
     seen: set[str] = set()
     for doc in docs:
         if not doc.text.strip():
@@ -135,7 +146,7 @@ def to_passages(
                 f"document {doc.id!r} ({doc.source or 'python object'}) has {len(doc.text):,} "
                 f"characters, over the {MAX_DOCUMENT_CHARS:,} limit; split it into smaller files"
             )
-        for p in split_document(doc, max_tokens, overlap, tokenizer):
+        for p in split_document(doc, max_tokens, overlap, tokenizer, model):
             if p.id in seen:
                 log.warning("duplicate passage id %r in the input; keeping the first", p.id)
                 continue

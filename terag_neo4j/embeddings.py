@@ -60,6 +60,19 @@ def embedding_model_path(name: str = DEFAULT_MODEL) -> Path | str:
     return name
 
 
+def model_id(name: str) -> str:
+    """The name a namespace records for the embedding model `name`: the bundled default under
+    one name whichever way it is spelled, a local folder as its absolute path, else `name`."""
+    if name in {DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"}:
+        return DEFAULT_MODEL
+    return os.path.abspath(name) if Path(name).is_dir() else name
+
+
+def _local(path: Path | str) -> dict[str, Any]:
+    """Loader options for a model at `path`: a local folder never asks a model hub."""
+    return {"local_files_only": True} if Path(path).is_dir() else {}
+
+
 def openvino_available() -> bool:
     """Whether the package the `openvino` backend needs is installed."""
     return importlib.util.find_spec("openvino") is not None
@@ -114,7 +127,7 @@ class _TorchModel:
     def __init__(self, path: str) -> None:
         from sentence_transformers import SentenceTransformer
 
-        self._st = SentenceTransformer(path, device="cpu")
+        self._st = SentenceTransformer(path, device="cpu", **_local(path))
         self.dimensions = _dimensions(self._st)
 
     def encode(self, texts: list[str], batch_size: int) -> Vectors:
@@ -211,7 +224,7 @@ def _export_openvino(model_path: Path, out_dir: Path) -> None:
     from sentence_transformers import SentenceTransformer
 
     ov = _openvino()
-    st = SentenceTransformer(str(model_path), device="cpu").eval()
+    st = SentenceTransformer(str(model_path), device="cpu", local_files_only=True).eval()
     first: Any = st[0]  # the Transformer module: its Hugging Face model and tokenizer
     tokenizer_file = Path(model_path) / "tokenizer.json"
     if not tokenizer_file.is_file():
@@ -316,7 +329,8 @@ class Embedder:
     def _load(self) -> _Model:
         with self._lock:
             if self._model is None:
-                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                # Offline without HF_HUB_OFFLINE (which would hold for the whole process): a
+                # local model folder is loaded with local_files_only (see `_local`).
                 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
                 path = embedding_model_path(self.model_name)
                 self._model, self._backend = self._open(path)
@@ -387,6 +401,10 @@ class CachedEmbedder:
         self._db = open_cache(
             path, "CREATE TABLE IF NOT EXISTS embedding (key TEXT PRIMARY KEY, vec BLOB NOT NULL)"
         )
+
+    @property
+    def model_name(self) -> str:
+        return self.embedder.model_name
 
     @property
     def dimensions(self) -> int:

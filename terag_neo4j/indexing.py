@@ -21,7 +21,7 @@ from terag_neo4j.budget import choose, core_target, merge_concepts, passage_scor
 from terag_neo4j.concept_vectors import ensure_concept_vectors
 from terag_neo4j.config import Settings
 from terag_neo4j.documents import Document, Passage, to_passages
-from terag_neo4j.embeddings import CachedEmbedder
+from terag_neo4j.embeddings import CachedEmbedder, model_id
 from terag_neo4j.extraction import (
     Extraction,
     ExtractionCache,
@@ -34,6 +34,7 @@ from terag_neo4j.store import (
     GraphStore,
     GraphStoreError,
     Neo4jUnavailable,
+    check_embedding_model,
     check_namespace,
     one_line,
     passage_uid,
@@ -197,6 +198,8 @@ class Indexer:
         self.embedder = embedder
         self.cache = cache
         self.batch_passages = batch_passages
+        # The embedding model and its vector size, recorded on the namespace with each write
+        self._embedding_meta: dict[str, Any] = {}
 
     def index(
         self,
@@ -218,9 +221,15 @@ class Indexer:
             report.core_extractor = f"{self.core_extractor.name}/{self.core_extractor.model}"
             report.budget_selection = self.settings.budget_selection
             report.budget_merge = self.settings.budget_merge
+        self._check_embedding_model(ns)  # before the chunker loads its tokenizer
         documents = list(documents)
         passages = list(
-            to_passages(documents, self.settings.chunk_tokens, self.settings.chunk_overlap)
+            to_passages(
+                documents,
+                self.settings.chunk_tokens,
+                self.settings.chunk_overlap,
+                model=self.settings.embedding_model,
+            )
         )
         report.passages_total = len(passages)
         # Documents split into passages here: a changed one must lose the passages it no longer
@@ -239,6 +248,8 @@ class Indexer:
         todo = [p for p in passages if existing.get(p.id) != p.hash]
         report.passages_unchanged = len(passages) - len(todo)
         report.passages_replaced = sum(1 for p in todo if p.id in existing)
+        if todo:
+            self._check_embedding_dimensions()
         if report.passages_unchanged:
             log.info(
                 "%d passages already indexed unchanged; skipping them", report.passages_unchanged
@@ -334,11 +345,30 @@ class Indexer:
             report.passages_removed = self.store.delete_passages(ns, stale)
             log.info("removed %d passages that changed documents no longer have", len(stale))
 
+    def _embedding_model(self) -> str:
+        """The embedding model, as a namespace records it (`embeddings.model_id`)."""
+        return model_id(getattr(self.embedder, "model_name", self.settings.embedding_model))
+
+    def _check_embedding_model(self, ns: str) -> None:
+        """Refuse to index into a namespace built with another embedding model."""
+        rows = self.store.read("namespace_version", namespace=ns)
+        check_embedding_model(
+            ns, rows[0]["embedding_model"] if rows else None, self._embedding_model()
+        )
+
+    def _check_embedding_dimensions(self) -> None:
+        """Refuse a model whose vectors the vector indexes cannot hold (loads the model); the
+        namespace records the model with its next write (`_meta`)."""
+        model, dims = self._embedding_model(), int(self.embedder.dimensions)
+        self.store.check_embedding_dimensions(model, dims)
+        self._embedding_meta = {"embedding_model": model, "embedding_dimensions": dims}
+
     def _meta(self) -> dict[str, Any]:
         meta: dict[str, Any] = {
             "extractor": self.extractor.name,
             "model": self.extractor.model,
             "extractor_version": self._graph_version(),
+            **self._embedding_meta,
         }
         if self.core_extractor is not None:
             meta |= {

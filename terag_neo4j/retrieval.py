@@ -22,7 +22,7 @@ from neo4j.exceptions import ClientError
 from terag_neo4j import gds, walk
 from terag_neo4j.concept_vectors import ensure_concept_vectors
 from terag_neo4j.config import Settings
-from terag_neo4j.embeddings import CachedEmbedder, Embedder
+from terag_neo4j.embeddings import CachedEmbedder, Embedder, model_id
 from terag_neo4j.extraction import Concept, Extractor, normalize_name
 from terag_neo4j.flat import FlatRanking, flat_ranking
 from terag_neo4j.linking import question_spans, select_links, span_keys
@@ -30,7 +30,7 @@ from terag_neo4j.llm import OllamaLLM, Stage
 from terag_neo4j.reader import READER_MAX_TOKENS, reader_messages
 from terag_neo4j.restart import MatchedConcept, paper_weights, passage_seeds, verified_weights
 from terag_neo4j.results import AnswerResult, Mode, RetrievalResult, RetrievedPassage
-from terag_neo4j.store import GraphStore, check_namespace
+from terag_neo4j.store import GraphStore, check_embedding_model, check_namespace
 
 log = logging.getLogger(__name__)
 
@@ -318,6 +318,8 @@ class Retriever:
         state = self.store.read("namespace_version", namespace=ns)
         if not state:
             self.store.require_namespace(ns)
+        model = getattr(self.embedder, "model_name", self.settings.embedding_model)
+        check_embedding_model(ns, state[0].get("embedding_model"), model_id(model))
         scope = self.scope(int(state[0]["passages"] or 0)) if mode != "dense" else ""
         graph = self.ensure_projection(ns) if scope == "global" else ""
         timings["projection"] = time.perf_counter() - t

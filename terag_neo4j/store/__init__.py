@@ -24,23 +24,30 @@ from terag_neo4j.store.connection import (
 )
 from terag_neo4j.store.cooccurrence import CooccurrenceBuilder
 from terag_neo4j.store.cypher import cypher_statements, load_cypher
+from terag_neo4j.store.embedding_model import (
+    EmbeddingModelMismatch,
+    EmbeddingModelPin,
+    check_embedding_model,
+)
 from terag_neo4j.store.ids import check_namespace, concept_uid, passage_uid
 from terag_neo4j.store.namespaces import NamespaceInfo
 from terag_neo4j.store.passages import PassageWrites, WriteStats
 from terag_neo4j.store.synonyms import Synonyms
 
 
-class GraphStore(PassageWrites, BudgetState, Synonyms, CooccurrenceBuilder):
+class GraphStore(PassageWrites, BudgetState, Synonyms, CooccurrenceBuilder, EmbeddingModelPin):
     """One Neo4j database: every query of the project goes through an instance of this."""
 
 
 __all__ = [
+    "EmbeddingModelMismatch",
     "GraphStore",
     "GraphStoreError",
     "NamespaceInfo",
     "NamespaceNotFound",
     "Neo4jUnavailable",
     "WriteStats",
+    "check_embedding_model",
     "check_namespace",
     "concept_uid",
     "connect",

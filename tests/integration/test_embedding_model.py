@@ -1,0 +1,147 @@
+"""The embedding model is pinned to the namespace it built (issue 22.4): another model is refused
+in one line at ingest and at retrieval, a model whose vectors do not fit the vector index is
+refused before anything is written, and passages are sized by the configured model's tokenizer.
+Loading the embedder leaves the process environment alone (issue 22.6: HF_HUB_OFFLINE)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from terag_neo4j import documents, indexing
+from terag_neo4j.client import TeragClient
+from terag_neo4j.config import Settings
+from terag_neo4j.documents import Document, to_passages
+from terag_neo4j.embeddings import DEFAULT_MODEL, embedding_model_path
+from terag_neo4j.store import GraphStoreError
+
+from .conftest import SAMPLE
+
+pytestmark = pytest.mark.integration
+REPO = Path(__file__).resolve().parents[2]
+QUESTION = "Which city is the headquarters of Volkswagen?"
+
+
+def recorded_model(client: TeragClient, namespace: str) -> tuple[Any, Any]:
+    row = client.store.read("namespace_version", namespace=namespace)[0]
+    return row["embedding_model"], row["embedding_dimensions"]
+
+
+def test_a_namespace_refuses_another_embedding_model(
+    base_settings: Settings, namespace: str
+) -> None:
+    with TeragClient(base_settings, namespace=namespace) as first:
+        first.index([SAMPLE], progress=False)
+        assert recorded_model(first, namespace) == (DEFAULT_MODEL, 384)
+    # The same model under its hub name is the same model.
+    same = base_settings.with_overrides(embedding_model=f"sentence-transformers/{DEFAULT_MODEL}")
+    with TeragClient(same, namespace=namespace) as again:
+        assert again.index([SAMPLE], progress=False).passages_unchanged == 8
+        assert again.retrieve(QUESTION).passages
+
+    other = base_settings.with_overrides(embedding_model="paraphrase-MiniLM-L3-v2")
+    with TeragClient(other, namespace=namespace) as wrong:
+        extra = Document(id="x", title="Bonn", text="Bonn is on the Rhine.")
+        for call in (
+            lambda: wrong.index([extra], progress=False),
+            lambda: wrong.retrieve(QUESTION),
+        ):
+            with pytest.raises(GraphStoreError) as refused:
+                call()
+            message = str(refused.value)
+            assert "\n" not in message
+            assert "TERAG_EMBEDDING_MODEL" in message and DEFAULT_MODEL in message
+            assert "paraphrase-MiniLM-L3-v2" in message
+        assert wrong.stats().passages == 8  # nothing was written
+
+
+@pytest.fixture(scope="module")
+def model_of_128_dimensions(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real sentence-transformers model whose vectors are not 384-dimensional: MiniLM with a
+    dense layer down to 128, saved offline."""
+    from sentence_transformers import SentenceTransformer, models
+
+    base = str(embedding_model_path())
+    st = SentenceTransformer(
+        modules=[
+            models.Transformer(base),
+            models.Pooling(384, "mean"),
+            models.Dense(384, 128),
+        ],
+        device="cpu",
+    )
+    out = tmp_path_factory.mktemp("models") / "minilm-128"
+    st.save(str(out))
+    return out
+
+
+def test_a_model_whose_vectors_do_not_fit_the_vector_index_is_refused(
+    base_settings: Settings, namespace: str, model_of_128_dimensions: Path
+) -> None:
+    settings = base_settings.with_overrides(embedding_model=str(model_of_128_dimensions))
+    with TeragClient(settings, namespace=namespace) as client:
+        with pytest.raises(GraphStoreError) as refused:
+            client.index([SAMPLE], progress=False)
+        message = str(refused.value)
+        assert "\n" not in message and "TERAG_EMBEDDING_MODEL" in message
+        assert "128" in message and "384" in message
+        assert not client.store.namespace_exists(namespace)
+
+
+def test_passages_are_sized_by_the_configured_models_tokenizer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, base_settings: Settings, namespace: str
+) -> None:
+    """A tokenizer that makes one token per character splits a text into far more passages of
+    64 tokens than MiniLM's WordPiece does; the indexer hands the chunker its settings' model."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    chars = sorted({chr(c) for c in range(32, 127)})
+    tok = Tokenizer(models.WordLevel({c: i for i, c in enumerate(["[UNK]", *chars])}, "[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Split("", "isolated")
+    folder = tmp_path / "char-model"
+    PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]").save_pretrained(folder)
+
+    doc = Document(id="d", title="Beetle", text=(SAMPLE / "beetle.md").read_text("utf-8"))
+    wordpiece = list(to_passages([doc], 64, 8))
+    by_char = list(to_passages([doc], 64, 8, model=str(folder)))
+    assert len(by_char) > 2 * len(wordpiece) and len(wordpiece) >= 1
+    assert all(len(p.text) <= 64 for p in by_char)
+
+    seen: list[Any] = []
+
+    def spy(*args: Any, **kw: Any) -> Any:
+        seen.append(kw.get("model"))
+        return documents.to_passages(*args, **kw)
+
+    monkeypatch.setattr(indexing, "to_passages", spy)
+    with TeragClient(base_settings, namespace=namespace) as client:
+        client.index([doc], progress=False)
+    assert seen == [base_settings.embedding_model]
+
+
+def test_loading_the_embedder_leaves_the_environment_alone() -> None:
+    """Importing or loading the embedder used to set HF_HUB_OFFLINE=1 for the whole process."""
+    env = {k: v for k, v in os.environ.items() if k != "HF_HUB_OFFLINE"}
+    code = (
+        "import os\n"
+        "from terag_neo4j.embeddings import Embedder\n"
+        "vec = Embedder(backend='torch').embed(['Wolfsburg'])\n"
+        "print(vec.shape[1], os.environ.get('HF_HUB_OFFLINE'))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["384", "None"]
