@@ -106,8 +106,39 @@ def test_acomplete_on_the_real_server(ollama_llm: OllamaLLM) -> None:
     assert ollama_llm.ledger.totals(Stage.QUERY_NER).output_tokens == completion.output_tokens
 
 
-def test_check_model_passes_for_the_configured_model(ollama_llm: OllamaLLM) -> None:
-    ollama_llm.check_model()
+class ShowTransport(httpx.HTTPTransport):
+    """The real HTTP transport, keeping (request body, status) of every /api/show call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[tuple[dict[str, Any], int]] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = super().handle_request(request)
+        if request.url.path == "/api/show":
+            self.calls.append((json.loads(request.content), response.status_code))
+        return response
+
+
+def test_check_model_passes_for_the_configured_model(ollama_settings: Settings) -> None:
+    """check_model asks the server about the configured model (once: it has it) and returns;
+    the same check on a model the server lacks raises ModelNotFoundError."""
+    transport = ShowTransport()
+    llm = OllamaLLM(ollama_settings, transport=transport)
+    try:
+        assert llm.check_model() is None
+        assert transport.calls == [({"model": ollama_settings.llm_model}, 200)]
+    finally:
+        llm.close()
+    missing = ollama_settings.model_copy(update={"llm_model": "no-such-model-terag:latest"})
+    transport = ShowTransport()
+    llm = OllamaLLM(missing, transport=transport)
+    try:
+        with pytest.raises(ModelNotFoundError, match="no-such-model-terag"):
+            llm.check_model()
+        assert transport.calls == [({"model": "no-such-model-terag:latest"}, 404)]
+    finally:
+        llm.close()
 
 
 def test_unknown_model_raises_model_not_found(ollama_settings: Settings) -> None:
