@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
 from terag_neo4j import gds
-from terag_neo4j.config import Settings
+from terag_neo4j.config import Settings, SettingsError
 from terag_neo4j.extraction import TITLE, Concept, dedupe
 from terag_neo4j.store import GraphStore
 
@@ -34,7 +34,7 @@ SELECTIONS: tuple[Selection, ...] = ("pagerank", "degree", "knn_pagerank")
 def core_target(beta: float, passages: int) -> int:
     """How many core passages a budget β buys: ⌈β·N⌉ (so any β > 0 buys at least one)."""
     if not 0.0 <= beta <= 1.0:
-        raise ValueError(f"the LLM budget is a fraction of the passages, 0..1; got {beta}")
+        raise SettingsError(f"the LLM budget is a fraction of the passages, 0..1; got {beta}")
     # The epsilon keeps 0.1 * 1890 = 189.00000000000003 from buying 190.
     return min(passages, math.ceil(beta * passages - 1e-9))
 
@@ -89,5 +89,5 @@ def passage_scores(
 ) -> dict[str, float]:
     """Every passage's score under `rule` (see `gds.core_scores`), computed in GDS."""
     if rule not in SELECTIONS:
-        raise ValueError(f"unknown budget selection {rule!r}; choose from {list(SELECTIONS)}")
+        raise SettingsError(f"unknown budget selection {rule!r}; choose from {list(SELECTIONS)}")
     return gds.core_scores(store, namespace, rule)

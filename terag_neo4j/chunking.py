@@ -14,6 +14,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from terag_neo4j.config import SettingsError
+
 # A token is at most this many characters on average in a chunk: a 2 MB "word" (a base64 blob, a
 # line without spaces) is one [UNK] token to WordPiece, so token windows alone do not bound size.
 MAX_CHARS_PER_TOKEN = 32
@@ -103,9 +105,9 @@ def chunk_text(text: str, max_tokens: int, overlap: int, tokenizer: object) -> l
     decoding, and each cut is moved back to the nearest whitespace so words stay whole.
     """
     if max_tokens <= 0:
-        raise ValueError("max_tokens must be positive")
+        raise SettingsError("max_tokens must be positive")
     if not 0 <= overlap < max_tokens:
-        raise ValueError("overlap must be >= 0 and smaller than max_tokens")
+        raise SettingsError("overlap must be >= 0 and smaller than max_tokens")
     offsets = _token_offsets(text, tokenizer)
     max_chars = max_tokens * MAX_CHARS_PER_TOKEN
     if len(offsets) <= max_tokens:

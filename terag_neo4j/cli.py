@@ -12,6 +12,8 @@ from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
 
+from terag_neo4j.errors import TeragError
+
 # Exit codes (README "CLI"): 1 unexpected error, 2 usage (arguments, settings, unsupported file
 # type), 3 Neo4j/Ollama unavailable, 4 not found (namespace, document, path, folder without
 # supported files), 5 some input files could not be read (named; the others were indexed).
@@ -353,7 +355,7 @@ def _attach_optional(sub: Any) -> None:
         register(sub)
 
 
-class UsageError(ValueError):
+class UsageError(TeragError, ValueError):
     """A command used the wrong way (exit 2)."""
 
 

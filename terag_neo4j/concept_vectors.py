@@ -42,7 +42,7 @@ def ensure_concept_vectors(
         if not rows:
             break
         if any(r["uid"] in seen for r in rows):  # a write that did not stick: do not loop
-            raise RuntimeError(f"concept embeddings of {namespace!r} could not be stored")
+            raise GraphStoreError(f"concept embeddings of {namespace!r} could not be stored")
         seen.update(r["uid"] for r in rows)
         vectors = embedder.embed([str(r["name"]) for r in rows])
         try:

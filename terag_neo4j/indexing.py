@@ -19,7 +19,7 @@ from tqdm import tqdm
 
 from terag_neo4j.budget import choose, core_target, merge_concepts, passage_scores
 from terag_neo4j.concept_vectors import ensure_concept_vectors
-from terag_neo4j.config import Settings
+from terag_neo4j.config import Settings, SettingsError
 from terag_neo4j.documents import Document, Passage, to_passages
 from terag_neo4j.embeddings import CachedEmbedder, model_id
 from terag_neo4j.extraction import (
@@ -190,7 +190,7 @@ class Indexer:
         """`extractor` extracts every passage; with `settings.llm_budget` set it is the cheap
         one (spaCy) and `core_extractor` (the LLM) extracts the core passages only."""
         if settings.llm_budget is not None and core_extractor is None:
-            raise ValueError("an LLM budget needs a core extractor (the LLM)")
+            raise SettingsError("an LLM budget needs a core extractor (the LLM)")
         self.settings = settings
         self.store = store
         self.extractor = extractor

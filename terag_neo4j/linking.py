@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from terag_neo4j.errors import DependencyError
 from terag_neo4j.extraction import normalize_name, stem_key
 
 MAX_WORDS = 10
@@ -29,7 +30,7 @@ def stopwords() -> frozenset[str]:
     import costs seconds, the list nothing)."""
     spec = importlib.util.find_spec("spacy")
     if spec is None or spec.origin is None:
-        raise RuntimeError("spaCy is not installed; `pip install spacy` (a dependency)")
+        raise DependencyError("spaCy is not installed; `pip install spacy` (a dependency)")
     path = Path(spec.origin).parent / "lang" / "en" / "stop_words.py"
     scope: dict[str, object] = {}
     exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), scope)

@@ -33,6 +33,7 @@ from tenacity import (
 )
 
 from terag_neo4j.config import Settings
+from terag_neo4j.errors import TeragError
 
 log = logging.getLogger(__name__)
 
@@ -154,7 +155,7 @@ class TokenLedger:
         return "\n".join(rows)
 
 
-class LLMError(RuntimeError):
+class LLMError(TeragError, RuntimeError):
     """An LLM call failed for a reason retrying does not fix."""
 
 

@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from terag_neo4j.errors import TeragError
+
 
 class RetrievalConfig(BaseModel):
     """How a question becomes a ranked list of passages."""
@@ -96,7 +98,7 @@ PresetName = Literal["default", "paper"]
 KNOBS = tuple(RetrievalConfig.model_fields)
 
 
-class KnobError(ValueError):
+class KnobError(TeragError, ValueError):
     """A retrieval knob that does not exist or has a value it cannot take."""
 
 

@@ -24,6 +24,8 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Protocol
 
+from terag_neo4j.errors import DependencyError
+
 TOKENIZER = "cl100k_base"
 # System instruction (21 tokens), example paragraph (74) and example answer (39), each with its
 # 3-token message overhead and 1-token role.
@@ -44,7 +46,7 @@ def _encoding() -> _Encoding:
         try:
             import bpe_openai
         except ImportError as e:
-            raise RuntimeError(
+            raise DependencyError(
                 "counting the recorded extractions' tokens needs the bpe-openai package "
                 "(`pip install -c constraints.txt -e '.[eval]'`)"
             ) from e

@@ -23,6 +23,7 @@ from terag_neo4j import gds, walk
 from terag_neo4j.concept_vectors import ensure_concept_vectors
 from terag_neo4j.config import Settings
 from terag_neo4j.embeddings import CachedEmbedder, Embedder, model_id
+from terag_neo4j.errors import TeragError
 from terag_neo4j.extraction import Concept, Extractor, normalize_name
 from terag_neo4j.flat import FlatRanking, flat_ranking
 from terag_neo4j.linking import question_spans, select_links, span_keys
@@ -37,7 +38,7 @@ log = logging.getLogger(__name__)
 MAX_QUERY_CHARS = 10_000  # query NER (spaCy, an LLM prompt) is meant for a question
 
 
-class RetrievalError(ValueError):
+class RetrievalError(TeragError, ValueError):
     """A query that cannot be answered as asked; the message says why."""
 
 

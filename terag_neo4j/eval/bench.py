@@ -19,10 +19,10 @@ from typing import Any
 
 from terag_neo4j import gds
 from terag_neo4j.concept_vectors import ensure_concept_vectors
-from terag_neo4j.config import Settings
+from terag_neo4j.config import Settings, SettingsError
 from terag_neo4j.documents import Document, to_passages
 from terag_neo4j.eval.baselines import BM25Baseline, DenseBaseline
-from terag_neo4j.eval.datasets import Dataset, namespace_for
+from terag_neo4j.eval.datasets import Dataset, DatasetError, namespace_for
 from terag_neo4j.eval.runs import KS, TOP_K, MethodRun, QuestionRun, Scorer, run_simple
 from terag_neo4j.eval.variants import (
     BENCH_SYNONYMS,
@@ -63,9 +63,9 @@ class BenchRunner:
     def __init__(self, settings: Settings, dataset: Dataset, config: BenchConfig) -> None:
         unknown = sorted(set(config.methods) - set(METHOD_CHOICES))
         if unknown:
-            raise ValueError(f"unknown methods {unknown}; choose from {list(METHOD_CHOICES)}")
+            raise SettingsError(f"unknown methods {unknown}; choose from {list(METHOD_CHOICES)}")
         if not dataset.questions:
-            raise ValueError(f"{dataset.name}: no questions selected")
+            raise DatasetError(f"{dataset.name}: no questions selected")
         self.settings = settings.with_overrides(
             preset="default", retrieval=DEFAULT_KNOBS, top_k=TOP_K
         )
@@ -117,7 +117,7 @@ class BenchRunner:
         over: dict[str, Any] = {"extractor": extractor}
         if extractor == "recorded":
             if self.dataset.recorded_extractions is None:
-                raise ValueError(f"{self.dataset.name} has no recorded_extractions.jsonl")
+                raise DatasetError(f"{self.dataset.name} has no recorded_extractions.jsonl")
             over["recorded_extractions"] = self.dataset.recorded_extractions
         return over
 

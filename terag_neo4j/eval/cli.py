@@ -129,6 +129,7 @@ def register_cli(subparsers: Any) -> None:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from terag_neo4j.config import Settings
+    from terag_neo4j.documents import InputNotFound
     from terag_neo4j.eval.bench import BenchConfig, run_bench
     from terag_neo4j.eval.datasets import list_datasets, load_dataset, resolve_dataset
     from terag_neo4j.eval.report import detail_table, write_json, write_summary
@@ -142,7 +143,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         list_datasets() if args.datasets == ["all"] else [resolve_dataset(d) for d in args.datasets]
     )
     if not folders:
-        raise FileNotFoundError("no dataset folders found (set TERAG_DATASETS)")
+        raise InputNotFound("no dataset folders found (set TERAG_DATASETS)")
     for folder in folders:
         dataset = load_dataset(folder, limit=args.limit, max_passages=args.max_passages)
         if args.budgets:
@@ -189,9 +190,10 @@ def _budget_curve(args: argparse.Namespace, settings: Any, dataset: Any) -> None
         run_budget_curve,
         write_curve,
     )
+    from terag_neo4j.eval.datasets import DatasetError
 
     if args.budget_extractor == "recorded" and dataset.recorded_extractions is None:
-        raise ValueError(
+        raise DatasetError(
             f"{dataset.name} has no recorded_extractions.jsonl: use --budget-extractor ollama"
         )
     cfg = CurveConfig(

@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from terag_neo4j.documents import Document, InputError, jsonl_records, load_documents
+from terag_neo4j.errors import TeragError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 RECORDED_FILE = "recorded_extractions.jsonl"
 
 
-class DatasetError(ValueError):
+class DatasetError(TeragError, ValueError):
     """A benchmark folder that cannot be used; the message says which file and why."""
 
 

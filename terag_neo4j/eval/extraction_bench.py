@@ -29,7 +29,7 @@ from typing import Any
 import ollama
 
 from terag_neo4j.config import Settings
-from terag_neo4j.documents import Passage, jsonl_records
+from terag_neo4j.documents import InputNotFound, Passage, jsonl_records
 from terag_neo4j.eval.datasets import RECORDED_FILE, load_dataset
 from terag_neo4j.extraction import (
     Concept,
@@ -77,7 +77,7 @@ def sample_passages(folder: str | Path, n: int) -> tuple[list[Passage], dict[str
     dataset = load_dataset(folder)
     path = dataset.path / RECORDED_FILE
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: the extraction benchmark needs reference extractions")
+        raise InputNotFound(f"{path}: the extraction benchmark needs reference extractions")
     reference: dict[str, set[str]] = {}
     with path.open(encoding="utf-8") as handle:
         for _, rec in jsonl_records(handle, path):

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from terag_neo4j.config import Settings
+from terag_neo4j.config import Settings, SettingsError
 from terag_neo4j.presets import PRESETS
 
 log = logging.getLogger(__name__)
@@ -77,7 +77,7 @@ def parse_overrides(pairs: list[str]) -> dict[str, str]:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            raise ValueError(f"--set takes FIELD=VALUE, got {pair!r}")
+            raise SettingsError(f"--set takes FIELD=VALUE, got {pair!r}")
         out[key.strip()] = value.strip()
     return out
 

@@ -17,6 +17,9 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from terag_neo4j.config import SettingsError
+from terag_neo4j.eval.datasets import DatasetError
+
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCTUATION = frozenset(string.punctuation)
 
@@ -24,10 +27,10 @@ _PUNCTUATION = frozenset(string.punctuation)
 def recall_at_k(retrieved: Sequence[str], gold: Iterable[str], k: int) -> float:
     """Share of the gold passages found in the first `k` retrieved ones."""
     if k <= 0:
-        raise ValueError("k must be at least 1")
+        raise SettingsError("k must be at least 1")
     gold_set = set(gold)
     if not gold_set:
-        raise ValueError("a question without gold passages has no recall")
+        raise DatasetError("a question without gold passages has no recall")
     return len(gold_set & set(retrieved[:k])) / len(gold_set)
 
 

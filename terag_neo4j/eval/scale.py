@@ -23,7 +23,8 @@ from typing import Any, cast
 
 import numpy as np
 
-from terag_neo4j.config import Settings
+from terag_neo4j.config import Settings, SettingsError
+from terag_neo4j.documents import InputNotFound
 from terag_neo4j.eval.runinfo import peak_rss_mib, process_rss_mib
 
 log = logging.getLogger(__name__)
@@ -304,12 +305,12 @@ def cmd_scale(args: argparse.Namespace) -> int:
     state_path = args.out / "scale.json"
     if args.table:
         if not state_path.is_file():
-            raise FileNotFoundError(f"no results yet at {state_path}: run terag bench-scale")
+            raise InputNotFound(f"no results yet at {state_path}: run terag bench-scale")
         print(table(json.loads(state_path.read_text(encoding="utf-8"))))
         return 0
     for size in args.sizes:
         if size < 1:
-            raise ValueError(f"--sizes must be at least 1, got {size}")
+            raise SettingsError(f"--sizes must be at least 1, got {size}")
     if settings.neo4j_uri is None:
         from terag_neo4j.server import neo4j as local
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from terag_neo4j.config import Settings
+from terag_neo4j.config import Settings, SettingsError
 from terag_neo4j.documents import Passage
 from terag_neo4j.extraction.concepts import Concept, Extraction
 from terag_neo4j.extraction.ollama_extractor import OllamaExtractor
@@ -41,8 +41,8 @@ def make_extractor(
         return SpacyExtractor(noun_chunks=settings.spacy_noun_chunks)
     if backend == "recorded":
         if settings.recorded_extractions is None:
-            raise ValueError(
+            raise SettingsError(
                 "the recorded extractor needs TERAG_RECORDED_EXTRACTIONS (a JSONL file)"
             )
         return RecordedExtractor(settings.recorded_extractions)
-    raise ValueError(f"unknown extractor {backend!r}; choose ollama, spacy or recorded")
+    raise SettingsError(f"unknown extractor {backend!r}; choose ollama, spacy or recorded")

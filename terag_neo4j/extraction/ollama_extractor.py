@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+from terag_neo4j.config import SettingsError
 from terag_neo4j.documents import Passage
 from terag_neo4j.extraction.concepts import Concept, Extraction, grounded
 from terag_neo4j.extraction.parser import parse_lines
@@ -24,7 +25,7 @@ class OllamaExtractor:
         self, llm: OllamaLLM, batch_size: int = 1, grounded: bool = True, prompt: str = "v2"
     ) -> None:
         if prompt not in PASSAGE_PROMPTS:
-            raise ValueError(
+            raise SettingsError(
                 f"unknown extraction prompt {prompt!r}; choose {list(PASSAGE_PROMPTS)}"
             )
         self.llm = llm

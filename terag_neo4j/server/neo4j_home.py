@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from terag_neo4j.config import Settings
+from terag_neo4j.errors import TeragError
 from terag_neo4j.server import versions
 
 MIN_GDS = (2, 17)
@@ -27,7 +28,7 @@ MARKER = ".provisioned.json"
 PID_FILE = "neo4j.pid"
 
 
-class ServerError(RuntimeError):
+class ServerError(TeragError, RuntimeError):
     """The local Neo4j could not be provisioned, started or stopped; the message says why."""
 
 

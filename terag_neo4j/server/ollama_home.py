@@ -8,13 +8,14 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from terag_neo4j.config import Settings
+from terag_neo4j.errors import TeragError
 from terag_neo4j.server import versions
 
 OLLAMA_VERSION = f"v{versions.OLLAMA}"
 PID_FILE = "server.json"
 
 
-class OllamaSetupError(RuntimeError):
+class OllamaSetupError(TeragError, RuntimeError):
     """Ollama could not be built, started or provisioned; the message says what to do."""
 
 

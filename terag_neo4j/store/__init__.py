@@ -29,7 +29,7 @@ from terag_neo4j.store.embedding_model import (
     EmbeddingModelPin,
     check_embedding_model,
 )
-from terag_neo4j.store.ids import check_namespace, concept_uid, passage_uid
+from terag_neo4j.store.ids import InvalidNamespace, check_namespace, concept_uid, passage_uid
 from terag_neo4j.store.namespaces import NamespaceInfo
 from terag_neo4j.store.passages import PassageWrites, WriteStats
 from terag_neo4j.store.synonyms import Synonyms
@@ -43,6 +43,7 @@ __all__ = [
     "EmbeddingModelMismatch",
     "GraphStore",
     "GraphStoreError",
+    "InvalidNamespace",
     "NamespaceInfo",
     "NamespaceNotFound",
     "Neo4jUnavailable",

@@ -21,9 +21,10 @@ from neo4j.exceptions import (
 )
 
 from terag_neo4j.config import Settings
+from terag_neo4j.errors import TeragError
 
 
-class GraphStoreError(RuntimeError):
+class GraphStoreError(TeragError, RuntimeError):
     """A Neo4j problem, phrased for the person who has to fix it."""
 
 

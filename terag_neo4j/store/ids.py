@@ -5,14 +5,19 @@ from __future__ import annotations
 import hashlib
 import re
 
+from terag_neo4j.errors import TeragError
 from terag_neo4j.extraction import Concept
 
 NAMESPACE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # always used with fullmatch
 
 
+class InvalidNamespace(TeragError, ValueError):
+    """A namespace name that is not 1-64 letters, digits, '_' or '-'."""
+
+
 def check_namespace(namespace: str) -> str:
     if not isinstance(namespace, str) or not NAMESPACE_RE.fullmatch(namespace):
-        raise ValueError(
+        raise InvalidNamespace(
             f"invalid namespace {namespace!r}: use 1-64 letters, digits, '_' or '-', starting with a letter or digit"
         )
     return namespace

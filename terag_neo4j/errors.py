@@ -1,0 +1,29 @@
+"""The root of every error terag-neo4j raises: `except TeragError` catches them all.
+
+Each error stays where its stage defines it (`InputError` in `documents`, `GraphStoreError` in
+`store`, ...) and keeps its older builtin base too (`ValueError` for bad input, settings and
+queries, `RuntimeError` for services and set-up), so an existing `except ValueError` still
+works. `terag_neo4j` exports them all:
+
+    >>> from terag_neo4j import TeragClient, TeragError
+    >>> try:                                                          # doctest: +SKIP
+    ...     TeragClient(namespace="docs").retrieve("Who founded Porsche?")
+    ... except TeragError as e:   # settings, input, Neo4j, Ollama, retrieval: one line each
+    ...     print(e)
+
+This module imports nothing, so that catching an error never loads a stage.
+"""
+
+from __future__ import annotations
+
+__all__ = ["DependencyError", "TeragError"]
+
+
+class TeragError(Exception):
+    """Base class of every error raised by terag-neo4j; the message is one line that says what
+    to do."""
+
+
+class DependencyError(TeragError, RuntimeError, ImportError):
+    """A package or pipeline that a feature needs is not installed; the message says what to
+    install. An `ImportError` (what it is) and a `RuntimeError` (what these errors were)."""
