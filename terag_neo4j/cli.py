@@ -8,7 +8,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, is_dataclass
+from dataclasses import asdict, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +56,7 @@ def _settings(args: argparse.Namespace) -> Any:
         # -e of retrieve/ask picks the query NER backend; without it the namespace's is used.
         overrides["query_extractor"] = overrides.pop("extractor")
     if getattr(args, "mode", None) == "hybrid":
-        overrides["hybrid"] = True
+        overrides["retrieval"] = {"hybrid": True}  # a retrieval knob, not a setting
     return Settings().with_overrides(**overrides)
 
 
@@ -68,7 +68,12 @@ def _client(args: argparse.Namespace) -> Any:
 
 def _to_jsonable(obj: Any) -> Any:
     if is_dataclass(obj) and not isinstance(obj, type):
-        return {k: _to_jsonable(v) for k, v in asdict(obj).items()}
+        # Field by field (not asdict, which would turn nested results into plain dicts first), and
+        # the derived values a result declares in `json_properties` (RetrievalResult.score_kind)
+        out = {f.name: _to_jsonable(getattr(obj, f.name)) for f in fields(obj)}
+        for name in getattr(obj, "json_properties", ()):
+            out[name] = _to_jsonable(getattr(obj, name))
+        return out
     if isinstance(obj, list | tuple):
         return [_to_jsonable(v) for v in obj]
     if isinstance(obj, dict):
@@ -87,10 +92,8 @@ def _emit(args: argparse.Namespace, obj: Any, text: str) -> None:
 
 def _format_retrieval(res: Any) -> str:
     lines = [f"query: {res.query}", f"entities: {', '.join(res.entities) or '(none)'}"]
-    if res.fallback_reason:
-        lines.append(f"mode: {res.mode} (fallback: {res.fallback_reason})")
-    else:
-        lines.append(f"mode: {res.mode}")
+    mode = f"mode: {res.mode}, scores: {res.score_kind}"
+    lines.append(f"{mode} (fallback: {res.fallback_reason})" if res.fallback_reason else mode)
     for m in res.matches:
         lines.append(
             f"  match {m.entity!r} -> {m.name} [{m.type}] {m.match} s={m.similarity:.2f} "
@@ -190,13 +193,23 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if ollama_host is not None:
         os.environ["OLLAMA_HOST"] = ollama_host
     args.namespace = args.namespace or "demo"
-    # Ids start at the folder named (sample/beetle.md), wherever the checkout lives.
-    with _client(args) as terag:
-        report = terag.index([SAMPLE_DIR])
-    print(report.summary())
     args.top_k = None
     args.mode = None
-    return cmd_ask(args) if args.answer else cmd_retrieve(args)
+    # One client: its ledger holds every token the demo spends (extraction, answer).
+    with _client(args) as terag:
+        # Ids start at the folder named (sample/beetle.md), wherever the checkout lives.
+        report = terag.index([SAMPLE_DIR], progress=not args.json)
+        ans = terag.answer(args.question) if args.answer else None
+        res = ans.retrieval if ans is not None else terag.retrieve(args.question)
+        ledger = terag.ledger.summary()
+    # The answer first (one line), then the passages it was read from, then what it cost.
+    head = f"answer: {ans.answer}\n\n" if ans is not None else ""
+    text = f"{report.summary()}\n\n{head}{_format_retrieval(res)}\n\n{ledger}"
+    obj = {"ingest": report.to_record(), "answer": ans.answer if ans else None, "retrieval": res}
+    if ans is not None:
+        obj["answer_tokens"] = {"input": ans.input_tokens, "output": ans.output_tokens}
+    _emit(args, obj, text)
+    return EXIT_OK
 
 
 def _start_services(settings: Any, *, ollama: bool) -> str | None:

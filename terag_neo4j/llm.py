@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 import ollama
@@ -311,7 +311,10 @@ class OllamaLLM:
         run_id: str = "default",
         items: int = 1,
         max_tokens: int | None = None,
+        format: Literal["", "json"] | dict[str, Any] | None = None,
     ) -> Completion:
+        """One chat completion. `format` constrains the reply as Ollama's `format` does: "json",
+        or a JSON schema the reply must match (structured outputs)."""
         payload = _messages(messages)
         options = self._options(max_tokens)
         with self._semaphore:
@@ -320,7 +323,11 @@ class OllamaLLM:
                     with attempt:
                         started = time.perf_counter()
                         response = self._client.chat(
-                            model=self.model, messages=payload, options=options, stream=False
+                            model=self.model,
+                            messages=payload,
+                            options=options,
+                            stream=False,
+                            format=format,
                         )
             except RetryError as exc:
                 raise self._translate(exc.last_attempt.exception() or exc) from exc
@@ -348,7 +355,10 @@ class OllamaLLM:
         run_id: str = "default",
         items: int = 1,
         max_tokens: int | None = None,
+        format: Literal["", "json"] | dict[str, Any] | None = None,
     ) -> Completion:
+        """One chat completion. `format` constrains the reply as Ollama's `format` does: "json",
+        or a JSON schema the reply must match (structured outputs)."""
         payload = _messages(messages)
         options = self._options(max_tokens)
         client, semaphore = self._async_for_loop()
@@ -358,7 +368,11 @@ class OllamaLLM:
                     with attempt:
                         started = time.perf_counter()
                         response = await client.chat(
-                            model=self.model, messages=payload, options=options, stream=False
+                            model=self.model,
+                            messages=payload,
+                            options=options,
+                            stream=False,
+                            format=format,
                         )
             except RetryError as exc:
                 raise self._translate(exc.last_attempt.exception() or exc) from exc

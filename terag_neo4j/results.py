@@ -4,11 +4,20 @@ client, the LangChain and neo4j-graphrag integrations and the CLI."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import ClassVar, Literal
 
 from terag_neo4j.restart import MatchedConcept
 
 Mode = Literal["pagerank", "dense", "hybrid"]
+# What a passage's `score` is, by the mode that ranked it: its personalised-PageRank mass (the
+# passages' scores sum to at most 1), Neo4j's vector-index cosine similarity ((1 + cos) / 2, in
+# [0, 1]), or its reciprocal-rank-fusion score (sum of 1 / (60 + rank) over PageRank and dense).
+ScoreKind = Literal["pagerank_mass", "cosine", "rrf"]
+SCORE_KINDS: dict[str, ScoreKind] = {
+    "pagerank": "pagerank_mass",
+    "dense": "cosine",
+    "hybrid": "rrf",
+}
 
 
 @dataclass(frozen=True)
@@ -39,6 +48,16 @@ class RetrievalResult:
     graph_relationships: int = 0
     restart: list[list[float]] = field(default_factory=list)
 
+    # Derived fields that machine-readable output (the CLI's --json) carries too
+    json_properties: ClassVar[tuple[str, ...]] = ("score_kind",)
+
+    @property
+    def score_kind(self) -> ScoreKind:
+        """What the passages' `score` is (see `ScoreKind`): it follows `mode`, which says how
+        they were ranked in the end (`dense` also when the walk fell back, see
+        `fallback_reason`)."""
+        return SCORE_KINDS[self.mode]
+
 
 @dataclass
 class AnswerResult:
@@ -48,4 +67,12 @@ class AnswerResult:
     output_tokens: int
 
 
-__all__ = ["AnswerResult", "MatchedConcept", "Mode", "RetrievalResult", "RetrievedPassage"]
+__all__ = [
+    "SCORE_KINDS",
+    "AnswerResult",
+    "MatchedConcept",
+    "Mode",
+    "RetrievalResult",
+    "RetrievedPassage",
+    "ScoreKind",
+]

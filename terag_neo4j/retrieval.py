@@ -27,8 +27,9 @@ from terag_neo4j.errors import TeragError
 from terag_neo4j.extraction import Concept, Extractor, normalize_name
 from terag_neo4j.flat import FlatRanking, flat_ranking
 from terag_neo4j.linking import question_spans, select_links, span_keys
-from terag_neo4j.llm import OllamaLLM, Stage
-from terag_neo4j.reader import READER_MAX_TOKENS, reader_messages
+from terag_neo4j.llm import OllamaLLM
+from terag_neo4j.reader import READER_MAX_TOKENS as READER_MAX_TOKENS  # re-exported
+from terag_neo4j.reader import read
 from terag_neo4j.restart import MatchedConcept, paper_weights, passage_seeds, verified_weights
 from terag_neo4j.results import AnswerResult, Mode, RetrievalResult, RetrievedPassage
 from terag_neo4j.store import GraphStore, check_embedding_model, check_namespace
@@ -438,13 +439,8 @@ class Retriever:
         if self.llm is None:
             raise RetrievalError("answering needs an LLM (Ollama); none is configured")
         res = self.retrieve(query, top_k=top_k, namespace=namespace, run_id=run_id)
-        comp = self.llm.complete(
-            reader_messages(query, res.passages),
-            stage=Stage.ANSWER,
-            run_id=run_id,
-            max_tokens=READER_MAX_TOKENS,
-        )
-        return AnswerResult(comp.text.strip(), res, comp.input_tokens, comp.output_tokens)
+        answer, comp = read(self.llm, query, res.passages, run_id=run_id)
+        return AnswerResult(answer, res, comp.input_tokens, comp.output_tokens)
 
 
 def _matched(entity: str, r: dict[str, Any], kind: str, similarity: float) -> MatchedConcept:
