@@ -1,30 +1,136 @@
-"""terag-neo4j: Token-Efficient Graph-based RAG (TERAG) on Neo4j with GDS personalised PageRank."""
+"""terag-neo4j: Token-Efficient Graph-based RAG (TERAG) on Neo4j with GDS personalised PageRank.
+
+The public API, all importable from here:
+
+- clients: `TeragClient`, `AsyncTeragClient`, configured by `Settings` (retrieval knobs:
+  `RetrievalConfig`);
+- input: `Document` (LangChain documents are accepted too);
+- results: `IngestReport`, `RetrievalResult`, `RetrievedPassage`, `MatchedConcept`,
+  `AnswerResult`, `NamespaceInfo`, `TokenLedger`;
+- LangChain: `TeragRetriever`; neo4j-graphrag (the `graphrag` extra): `TeragGraphRAGRetriever`;
+- errors: `TeragError` and its subclasses (every error the package raises is one).
+
+Names load lazily: `import terag_neo4j` loads no driver, torch or model (the CLI's `--help` stays
+fast); the first use of a name imports its module.
+"""
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
+from terag_neo4j.errors import DependencyError, TeragError
+
 __version__ = "0.1.0"
-__all__ = ["Document", "Settings", "TeragClient", "__version__"]
+
+# name -> the module that defines it
+_EXPORTS: dict[str, str] = {
+    # clients and configuration
+    "TeragClient": "terag_neo4j.client",
+    "AsyncTeragClient": "terag_neo4j.aio",
+    "Settings": "terag_neo4j.config",
+    "RetrievalConfig": "terag_neo4j.presets",
+    # input and results
+    "Document": "terag_neo4j.documents",
+    "IngestReport": "terag_neo4j.indexing",
+    "RetrievalResult": "terag_neo4j.results",
+    "RetrievedPassage": "terag_neo4j.results",
+    "MatchedConcept": "terag_neo4j.results",
+    "AnswerResult": "terag_neo4j.results",
+    "ScoreKind": "terag_neo4j.results",
+    "NamespaceInfo": "terag_neo4j.store",
+    "TokenLedger": "terag_neo4j.llm",
+    # integrations
+    "TeragRetriever": "terag_neo4j.integrations.langchain",
+    "TeragGraphRAGRetriever": "terag_neo4j.integrations.graphrag",
+    # errors (TeragError and DependencyError are imported above)
+    "InputError": "terag_neo4j.documents",
+    "InputNotFound": "terag_neo4j.documents",
+    "SettingsError": "terag_neo4j.config",
+    "KnobError": "terag_neo4j.presets",
+    "RetrievalError": "terag_neo4j.retrieval",
+    "GraphStoreError": "terag_neo4j.store",
+    "NamespaceNotFound": "terag_neo4j.store",
+    "Neo4jUnavailable": "terag_neo4j.store",
+    "InvalidNamespace": "terag_neo4j.store",
+    "LLMError": "terag_neo4j.llm",
+    "LLMUnavailableError": "terag_neo4j.llm",
+    "ModelNotFoundError": "terag_neo4j.llm",
+    "EmbeddingError": "terag_neo4j.embeddings",
+}
+
+# `from terag_neo4j import *` imports every name but the optional extra's retriever
+__all__ = [
+    "AnswerResult",
+    "AsyncTeragClient",
+    "DependencyError",
+    "Document",
+    "EmbeddingError",
+    "GraphStoreError",
+    "IngestReport",
+    "InputError",
+    "InputNotFound",
+    "InvalidNamespace",
+    "KnobError",
+    "LLMError",
+    "LLMUnavailableError",
+    "MatchedConcept",
+    "ModelNotFoundError",
+    "NamespaceInfo",
+    "NamespaceNotFound",
+    "Neo4jUnavailable",
+    "RetrievalConfig",
+    "RetrievalError",
+    "RetrievalResult",
+    "RetrievedPassage",
+    "ScoreKind",
+    "Settings",
+    "SettingsError",
+    "TeragClient",
+    "TeragError",
+    "TeragRetriever",
+    "TokenLedger",
+    "__version__",
+]
 
 if TYPE_CHECKING:
+    from terag_neo4j.aio import AsyncTeragClient
     from terag_neo4j.client import TeragClient
-    from terag_neo4j.config import Settings
-    from terag_neo4j.documents import Document
+    from terag_neo4j.config import Settings, SettingsError
+    from terag_neo4j.documents import Document, InputError, InputNotFound
+    from terag_neo4j.embeddings import EmbeddingError
+    from terag_neo4j.indexing import IngestReport
+    from terag_neo4j.integrations.graphrag import (
+        TeragGraphRAGRetriever as TeragGraphRAGRetriever,
+    )
+    from terag_neo4j.integrations.langchain import TeragRetriever
+    from terag_neo4j.llm import LLMError, LLMUnavailableError, ModelNotFoundError, TokenLedger
+    from terag_neo4j.presets import KnobError, RetrievalConfig
+    from terag_neo4j.results import (
+        AnswerResult,
+        MatchedConcept,
+        RetrievalResult,
+        RetrievedPassage,
+        ScoreKind,
+    )
+    from terag_neo4j.retrieval import RetrievalError
+    from terag_neo4j.store import (
+        GraphStoreError,
+        InvalidNamespace,
+        NamespaceInfo,
+        NamespaceNotFound,
+        Neo4jUnavailable,
+    )
 
 
 def __getattr__(name: str) -> Any:
-    # Lazy: `import terag_neo4j` must stay cheap for the CLI's --help (no torch, no driver).
-    if name == "TeragClient":
-        from terag_neo4j.client import TeragClient
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'terag_neo4j' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # once loaded, a plain attribute
+    return value
 
-        return TeragClient
-    if name == "Settings":
-        from terag_neo4j.config import Settings
 
-        return Settings
-    if name == "Document":
-        from terag_neo4j.documents import Document
-
-        return Document
-    raise AttributeError(name)
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})

@@ -21,17 +21,19 @@ from __future__ import annotations
 import asyncio
 import functools
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from terag_neo4j.client import TeragClient
+from terag_neo4j.client import Source, TeragClient
 from terag_neo4j.config import Settings
-from terag_neo4j.documents import Document
 from terag_neo4j.indexing import IngestReport
 from terag_neo4j.results import AnswerResult, RetrievalResult
 from terag_neo4j.store import NamespaceInfo
+
+if TYPE_CHECKING:
+    from langchain_core.documents import Document as LCDocument
+    from neo4j import Driver
 
 T = TypeVar("T")
 
@@ -43,7 +45,8 @@ class AsyncTeragClient:
 
     `max_workers` bounds how many calls run at once (default: the event loop's default executor,
     as `asyncio.to_thread` uses). Wrap an existing client with `AsyncTeragClient.wrap(client)`;
-    a wrapped client is not closed by `aclose()`.
+    a wrapped client is not closed by `aclose()`. `driver=` hands in your own `neo4j.Driver`,
+    which stays yours to close (see `TeragClient`).
     """
 
     def __init__(
@@ -51,9 +54,10 @@ class AsyncTeragClient:
         settings: Settings | None = None,
         *,
         max_workers: int | None = None,
+        driver: Driver | None = None,
         **overrides: Any,
     ) -> None:
-        self._sync = TeragClient(settings, **overrides)
+        self._sync = TeragClient(settings, driver=driver, **overrides)
         self._owns_client = True
         self._executor = ThreadPoolExecutor(max_workers, "terag") if max_workers else None
         self._warm_lock = threading.Lock()
@@ -98,12 +102,13 @@ class AsyncTeragClient:
 
     async def index(
         self,
-        source: Sequence[str | Path] | Iterable[Document],
+        source: Source | LCDocument | Iterable[Source | LCDocument],
         namespace: str | None = None,
         progress: bool = False,
         errors: list[str] | None = None,
     ) -> IngestReport:
-        """Index files/folders or `Document`s (see `TeragClient.index`); no progress bar by default."""
+        """Index files/folders, `Document`s or LangChain documents (see `TeragClient.index`); no
+        progress bar by default."""
         return await self._run(self._sync.index, source, namespace, progress, errors)
 
     async def retrieve(

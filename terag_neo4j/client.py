@@ -10,9 +10,9 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 from neo4j.exceptions import ClientError
 
@@ -39,7 +39,14 @@ from terag_neo4j.store import (
     one_line,
 )
 
+if TYPE_CHECKING:
+    from langchain_core.documents import Document as LCDocument
+    from neo4j import Driver
+
 log = logging.getLogger(__name__)
+
+# What `index` takes: paths (files, folders), our Documents, LangChain Documents
+Source = str | Path | Document
 
 
 class TeragClient:
@@ -48,14 +55,24 @@ class TeragClient:
     Built from `Settings` (environment / `.env`) with keyword overrides, e.g.
     `TeragClient(namespace="wiki", extractor="spacy", top_k=10)`. Close it (or use `with`) to
     release the Neo4j driver and caches.
+
+    `driver=` hands in a `neo4j.Driver` you made (your own pool, auth, Aura or cluster
+    configuration); the client then ignores NEO4J_URI / NEO4J_USER / NEO4J_PASSWORD, uses
+    `neo4j_database` from the settings, and leaves the driver open on `close()`: you own it.
     """
 
-    def __init__(self, settings: Settings | None = None, **overrides: Any) -> None:
+    def __init__(
+        self, settings: Settings | None = None, *, driver: Driver | None = None, **overrides: Any
+    ) -> None:
         base = settings or Settings()
         self.settings = base.with_overrides(**overrides) if overrides else base
         check_namespace(self.settings.namespace)
         self.ledger = TokenLedger()
-        self.store = GraphStore.from_settings(self.settings)
+        self.store = (
+            GraphStore.from_settings(self.settings)
+            if driver is None
+            else GraphStore.from_driver(driver, self.settings)
+        )
         self._llm: OllamaLLM | None = None
         self._extractor: Extractor | None = None
         self._embedder: CachedEmbedder | None = None
@@ -148,17 +165,21 @@ class TeragClient:
 
     def index(
         self,
-        source: Sequence[str | Path] | Iterable[Document],
+        source: Source | LCDocument | Iterable[Source | LCDocument],
         namespace: str | None = None,
         progress: bool = True,
         errors: list[str] | None = None,
     ) -> IngestReport:
-        """Index files/folders (paths) or `Document` objects; idempotent and incremental."""
-        if isinstance(source, str | Path | Document):
-            source = [source]  # one path or one Document, not a string's characters
+        """Index files/folders (paths), `Document` objects or LangChain `Document`s (see
+        `terag_neo4j.integrations.langchain.from_langchain` for their ids); idempotent and
+        incremental: a document id indexed again replaces that document."""
+        from langchain_core.documents import Document as LCDocument
+
+        if isinstance(source, str | Path | Document | LCDocument):
+            source = [source]  # one item, not a string's characters or a model's fields
         items = list(source)
         for i, x in enumerate(items):
-            if not isinstance(x, str | Path | Document):
+            if not isinstance(x, str | Path | Document | LCDocument):
                 raise InputError(
                     f"index() item {i} is a {type(x).__name__}, not a path or a Document: wrap "
                     "records as Document(id=..., text=..., title=...)"
@@ -166,6 +187,11 @@ class TeragClient:
         paths = [Path(x) for x in items if isinstance(x, str | Path)]
         docs: list[Document] = list(load_documents(paths, errors)) if paths else []
         docs += [x for x in items if isinstance(x, Document)]
+        lc_docs = [x for x in items if isinstance(x, LCDocument)]
+        if lc_docs:
+            from terag_neo4j.integrations.langchain import from_langchain
+
+            docs += from_langchain(lc_docs)
         if self.settings.llm_budget is None:
             indexer = Indexer(self.settings, self.store, self.extractor, self.embedder, self.cache)
         else:

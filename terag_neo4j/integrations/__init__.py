@@ -1,1 +1,1 @@
-"""Integrations with other ecosystems (LangChain)."""
+"""Integrations with other ecosystems: LangChain (`langchain`), neo4j-graphrag (`graphrag`)."""

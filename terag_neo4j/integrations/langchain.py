@@ -6,15 +6,22 @@
     >>> docs[0].metadata["title"], docs[0].metadata["score"]      # doctest: +SKIP
 
 Each `Document` is one retrieved passage: `page_content` is its title and text (as it was indexed),
-`metadata` holds the passage/document ids, the PageRank (or dense/RRF) score, the namespace, the
-retrieval mode and the query concepts that seeded the PageRank with their restart weights.
+`metadata` holds the passage/document ids, the score and what it is (`score_kind`: PageRank mass,
+cosine or RRF), the namespace, the retrieval mode, why the walk fell back (`fallback_reason`) and
+the query concepts that seeded the PageRank with their restart weights.
+
+Documents go the other way too: `retriever.add_documents(docs)` indexes LangChain documents (a
+loader's output) into the retriever's namespace and `retriever.delete(ids)` removes them, as a
+LangChain vector store does; `TeragClient.index` takes them as well (`from_langchain`).
 """
 
 from __future__ import annotations
 
 import threading
 import weakref
-from typing import Literal
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any, Literal
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForRetrieverRun,
@@ -27,11 +34,71 @@ from pydantic import Field, PrivateAttr
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
+from terag_neo4j.documents import Document as TeragDocument
+from terag_neo4j.documents import InputError, content_hash
 from terag_neo4j.results import RetrievalResult, RetrievedPassage
 
 Mode = Literal["pagerank", "dense", "hybrid"]
 
-__all__ = ["TeragRetriever", "passage_content", "to_documents"]
+__all__ = ["TeragRetriever", "from_langchain", "passage_content", "to_documents"]
+
+
+def from_langchain(
+    docs: Sequence[Document], ids: Sequence[str] | None = None
+) -> list[TeragDocument]:
+    """TERAG documents for LangChain documents (a loader's or a splitter's output).
+
+    A document's id is, first that is set: `ids[i]`, its `id`, `metadata["id"]`, else its
+    `metadata["source"]` (with `#page=N` when the metadata has a `page`, as PDF loaders give),
+    numbered `#0`, `#1`, ... in order where several documents of one call share it; a document
+    without any of these gets a hash of its text (the same text, the same id). Indexing an id
+    that is already in the namespace replaces that document, so give ids to documents you will
+    update or delete.
+    `metadata["title"]` becomes the title (a title concept, as a Markdown heading does) and
+    `metadata["source"]` the source; other metadata is not stored.
+    """
+    if ids is not None and len(ids) != len(docs):
+        raise InputError(f"{len(ids)} ids for {len(docs)} documents: give one id per document")
+    explicit: list[str | None] = []
+    for i, d in enumerate(docs):
+        meta = d.metadata or {}
+        given = ids[i] if ids is not None else (d.id or meta.get("id"))
+        explicit.append(str(given) if given not in (None, "") else None)
+    dupes = [k for k, n in Counter(e for e in explicit if e is not None).items() if n > 1]
+    if dupes:
+        raise InputError(f"document ids must be unique in one call; repeated: {dupes[:3]}")
+    derived: list[str] = []
+    by_source: list[str] = []  # the derived ids that name a source (numbered when shared)
+    for d, e in zip(docs, explicit, strict=True):
+        meta = d.metadata or {}
+        source = meta.get("source")
+        if source not in (None, ""):
+            page = f"#page={meta['page']}" if meta.get("page") is not None else ""
+            derived.append(f"{source}{page}")
+            if e is None:
+                by_source.append(derived[-1])
+        else:  # the same text is the same document: it keeps one id
+            derived.append(content_hash(d.page_content)[:16])
+    shared = Counter(by_source)
+    seen: Counter[str] = Counter()
+    out = []
+    for d, e, base in zip(docs, explicit, derived, strict=True):
+        doc_id = e
+        if doc_id is None:
+            doc_id = base
+            if shared[base] > 1:
+                doc_id = f"{base}#{seen[base]}"
+                seen[base] += 1
+        meta = d.metadata or {}
+        out.append(
+            TeragDocument(
+                id=doc_id,
+                text=d.page_content,
+                title=str(meta.get("title") or ""),
+                source=str(meta.get("source") or ""),
+            )
+        )
+    return out
 
 
 def passage_content(passage: RetrievedPassage) -> str:
@@ -54,11 +121,15 @@ def to_documents(result: RetrievalResult) -> list[Document]:
                 "doc_id": p.doc_id,
                 "title": p.title,
                 "score": p.score,
+                # pagerank_mass, cosine or rrf: what `score` is, set by the mode that ranked
+                "score_kind": result.score_kind,
                 "namespace": result.namespace,
                 # One list per query, copied so that editing one document's metadata leaves the
                 # others alone.
                 "matched_concepts": [dict(c) for c in concepts],
                 "mode": result.mode,
+                # Why the walk fell back (to dense, or to the flat ranking alone); None if it did not
+                "fallback_reason": result.fallback_reason,
             },
         )
         for p in result.passages
@@ -71,6 +142,8 @@ class TeragRetriever(BaseRetriever):
     Give it a `client` (shared, you close it) or `settings` (or neither: `Settings()` from the
     environment); without a client it builds one on first use and `close()` releases it.
     `k`, `namespace` and `mode` can also be passed per call: `retriever.invoke(q, k=3)`.
+    `add_documents` / `delete` (and `aadd_documents` / `adelete`) index and remove LangChain
+    documents in the retriever's namespace.
     """
 
     client: TeragClient | None = None
@@ -109,6 +182,59 @@ class TeragRetriever(BaseRetriever):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def add_documents(
+        self,
+        documents: Sequence[Document],
+        *,
+        ids: Sequence[str] | None = None,
+        namespace: str | None = None,
+        **kwargs: Any,
+    ) -> list[str]:
+        """Index LangChain documents into the namespace (extraction, embedding, graph update);
+        returns their TERAG document ids, in order (see `from_langchain` for how they are
+        chosen). `kwargs` go to `TeragClient.index` (e.g. `progress=True`)."""
+        docs = from_langchain(documents, ids)
+        if docs:
+            kwargs.setdefault("progress", False)
+            self.terag().index(docs, namespace=namespace or self.namespace, **kwargs)
+        return [d.id for d in docs]
+
+    def delete(
+        self, ids: Sequence[str] | None = None, *, namespace: str | None = None, **kwargs: Any
+    ) -> bool:
+        """Remove documents by their TERAG document ids (what `add_documents` returned, or a
+        retrieved document's `metadata["doc_id"]`), all their passages with them. True if every
+        id had passages. Unlike some vector stores, no ids is an error, not "delete all": drop a
+        namespace with `TeragClient.drop`."""
+        if not ids:
+            raise InputError(
+                "delete() needs the ids of the documents to remove; TeragClient.drop() removes "
+                "a whole namespace"
+            )
+        client = self.terag()
+        ns = namespace or self.namespace
+        removed = [client.delete(doc_id, namespace=ns) for doc_id in ids]
+        return all(n > 0 for n in removed)
+
+    async def aadd_documents(
+        self,
+        documents: Sequence[Document],
+        *,
+        ids: Sequence[str] | None = None,
+        namespace: str | None = None,
+        **kwargs: Any,
+    ) -> list[str]:
+        """`add_documents` in a worker thread."""
+        return await run_in_executor(
+            None, lambda: self.add_documents(documents, ids=ids, namespace=namespace, **kwargs)
+        )
+
+    async def adelete(
+        self, ids: Sequence[str] | None = None, *, namespace: str | None = None, **kwargs: Any
+    ) -> bool:
+        """`delete` in a worker thread."""
+        return await run_in_executor(None, lambda: self.delete(ids, namespace=namespace))
 
     def _retrieve(
         self, query: str, k: int | None, namespace: str | None, mode: Mode | None

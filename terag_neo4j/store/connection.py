@@ -140,6 +140,31 @@ def connect(settings: Settings, target: tuple[str, str, str | None] | None = Non
     return driver
 
 
+def verify(driver: Driver, where: str) -> None:
+    """Check that a driver the caller made (`TeragClient(driver=...)`) reaches Neo4j and may
+    log in; a `GraphStoreError` saying what to fix if not. The driver stays open: its maker
+    closes it."""
+    try:
+        driver.verify_connectivity()
+    except AuthError as e:
+        raise GraphStoreError(
+            f"Neo4j at {where} rejected the driver's credentials: check the auth it was made "
+            "with (`terag server status --show-password` prints the local server's password)"
+        ) from e
+    except (ServiceUnavailable, OSError, ValueError) as e:
+        raise GraphStoreError(
+            f"cannot reach Neo4j at {where} with the driver passed in: check its URI, and that "
+            "the server runs (`terag server start` for the local one)"
+        ) from e
+
+
+def driver_address(driver: Driver) -> str:
+    """Where a driver made elsewhere points (`host:port`), for messages: "Neo4j at ..."."""
+    pool = getattr(driver, "_pool", None)  # a routing driver keeps its first router there
+    address = getattr(driver, "address", None) or getattr(pool, "address", None)
+    return str(address) if address else "the driver's address"
+
+
 def driver_config(settings: Settings) -> dict[str, Any]:
     """Driver timeouts that fit one call, retries included, into `settings.neo4j_timeout_s`.
 

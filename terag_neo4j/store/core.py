@@ -28,7 +28,9 @@ from terag_neo4j.store.connection import (
     CONNECTION_ERRORS,
     connect,
     connection_target,
+    driver_address,
     neo4j_errors,
+    verify,
 )
 from terag_neo4j.store.cypher import cypher_statements, load_cypher
 
@@ -58,8 +60,11 @@ class StoreCore:
         timeout_s: float = 30.0,
         uri: str | None = None,
         cooccurrence: str = COOCCURRENCE_DEFAULT,
+        owns_driver: bool = True,
     ) -> None:
         self.driver = driver
+        # False for a driver the caller made and passed in: the caller closes it, `close` does not
+        self.owns_driver = owns_driver
         self.database = database
         self.write_batch = write_batch
         # What a namespace created by this store does with CO_OCCURRENCE (Settings.cooccurrence)
@@ -79,8 +84,25 @@ class StoreCore:
             settings.cooccurrence,
         )
 
+    @classmethod
+    def from_driver(cls, driver: Driver, settings: Settings) -> Self:
+        """A store on a driver the caller made (own pool, auth, Aura, ...) and keeps: settings
+        give the database and batch sizes; `close` leaves the driver open."""
+        uri = driver_address(driver)  # NEO4J_URI does not apply: the driver says where it goes
+        verify(driver, uri)
+        return cls(
+            driver,
+            settings.neo4j_database,
+            settings.write_batch,
+            settings.neo4j_timeout_s,
+            uri,
+            settings.cooccurrence,
+            owns_driver=False,
+        )
+
     def close(self) -> None:
-        self.driver.close()
+        if self.owns_driver:
+            self.driver.close()
 
     def __enter__(self) -> Self:
         return self

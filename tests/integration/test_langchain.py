@@ -149,3 +149,84 @@ def test_lcel_chain_answers_with_the_reader_llm(
         assert call.input_tokens > 100
     finally:
         llm.close()
+
+
+@pytest.mark.parametrize(
+    ("mode", "kind"), [("pagerank", "pagerank_mass"), ("dense", "cosine"), ("hybrid", "rrf")]
+)
+def test_metadata_says_what_the_score_is(sample_client: TeragClient, mode: str, kind: str) -> None:
+    docs = TeragRetriever(client=sample_client, k=3, mode=mode).invoke(QUESTION)  # type: ignore[arg-type]
+    assert {(d.metadata["mode"], d.metadata["score_kind"]) for d in docs} == {(mode, kind)}
+    assert {d.metadata["fallback_reason"] for d in docs} == {None}
+    scores = [d.metadata["score"] for d in docs]
+    assert scores == sorted(scores, reverse=True)
+    if kind == "cosine":  # Neo4j's vector index score, (1 + cos) / 2
+        assert all(0.0 <= s <= 1.0 for s in scores)
+    if kind == "rrf":  # 1/(60 + rank) per ranking it is in, two rankings at most
+        assert all(0.0 < s <= 2 / 61 for s in scores)
+
+
+def test_metadata_says_why_the_walk_fell_back(sample_client: TeragClient) -> None:
+    # No concept of the graph in the question: the walk has nothing to start from.
+    docs = TeragRetriever(client=sample_client, k=2).invoke("What happened after that?")
+    meta = docs[0].metadata
+    assert meta["fallback_reason"] and meta["mode"] in ("dense", "pagerank")
+    res = sample_client.retrieve("What happened after that?", top_k=2)
+    assert meta["fallback_reason"] == res.fallback_reason
+    assert meta["score_kind"] == res.score_kind
+
+
+def test_add_documents_then_delete_in_langchains_spirit(spacy_client: TeragClient) -> None:
+    retriever = TeragRetriever(client=spacy_client, k=3)
+    docs = [
+        Document(
+            page_content="Ferdinand Piëch led Volkswagen from 1993 and bought Bugatti in 1998.",
+            metadata={"source": "notes/piech.md", "title": "Ferdinand Piëch"},
+        ),
+        Document(
+            page_content="Bugatti builds the Chiron in Molsheim, Alsace.",
+            id="bugatti",
+            metadata={"title": "Bugatti"},
+        ),
+    ]
+    ids = retriever.add_documents(docs)
+    assert ids == ["notes/piech.md", "bugatti"]
+    assert spacy_client.stats().passages == 2
+
+    found = retriever.invoke("Where does Bugatti build the Chiron?")
+    assert found[0].metadata["doc_id"] == "bugatti"
+    assert found[0].page_content.startswith("Bugatti\n")  # the title as indexed
+
+    assert retriever.delete(["bugatti"]) is True
+    assert {d.metadata["doc_id"] for d in retriever.invoke("Bugatti Chiron")} == {"notes/piech.md"}
+    assert retriever.delete(["bugatti"]) is False  # nothing left to remove
+    assert spacy_client.stats().passages == 1
+
+
+@pytest.mark.asyncio
+async def test_async_add_and_delete(spacy_client: TeragClient) -> None:
+    retriever = TeragRetriever(client=spacy_client, k=1)
+    doc = Document(page_content="Wolfsburg lies on the Aller river.", id="aller")
+    assert await retriever.aadd_documents([doc]) == ["aller"]
+    assert (await retriever.ainvoke("Which river is Wolfsburg on?"))[0].id == "aller"
+    assert await retriever.adelete(["aller"]) is True
+
+
+def test_client_index_takes_langchain_documents(spacy_client: TeragClient) -> None:
+    # What a LangChain loader returns goes straight into index(), mixed with our own Documents.
+    from terag_neo4j import Document as TeragDocument
+
+    loaded = [
+        Document(
+            page_content="Hanover is the capital of Lower Saxony.", metadata={"source": "a.txt"}
+        ),
+        Document(page_content="Brunswick is a city in Lower Saxony.", metadata={"source": "b.txt"}),
+    ]
+    report = spacy_client.index(
+        [*loaded, TeragDocument(id="c", text="Oldenburg is a city.")], progress=False
+    )
+    assert report.passages_new == 3
+    res = spacy_client.retrieve("What is the capital of Lower Saxony?", top_k=1)
+    assert res.passages[0].doc_id == "a.txt"
+    # one LangChain document on its own is one document, not its fields
+    assert spacy_client.index(loaded[0], progress=False).passages_unchanged == 1

@@ -137,6 +137,13 @@ def test_the_wheel_is_the_library_without_the_ollama_build(wheel: Path) -> None:
     assert headers == []
     assert not [n for n in names if "llama_vendor" in n or "terag_ollama_build" in n]
     assert "terag_neo4j/store/__init__.py" in names and "terag_neo4j/cypher/schema.cypher" in names
+    # typed (PEP 561), with the errors' base and both integrations
+    for name in ("py.typed", "errors.py", "integrations/langchain.py", "integrations/graphrag.py"):
+        assert f"terag_neo4j/{name}" in names
+    (meta,) = [n for n in names if n.endswith(".dist-info/METADATA")]
+    metadata = zipfile.ZipFile(wheel).read(meta).decode()
+    assert "Provides-Extra: graphrag" in metadata
+    assert 'neo4j-graphrag<2,>=1.22; extra == "graphrag"' in metadata
 
 
 def test_ollama_start_without_ollama_says_what_to_do_in_one_line(
