@@ -13,6 +13,7 @@ import re
 import threading
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +31,8 @@ LOCAL_PREFIX = "terag_local_"  # per-query graphs (walk.py); never a namespace's
 # used, other processes' or older ones, go first, oldest created first).
 _last_used: dict[str, float] = {}
 _evict_lock = threading.Lock()
+# The node ids of projections a restart vector did not fit (see `projected_sources`)
+_nodes: dict[str, frozenset[int]] = {}
 
 
 def check_version(store: GraphStore) -> str:
@@ -143,6 +146,7 @@ def drop(store: GraphStore, graph: str) -> None:
     """Drop one GDS graph; a missing one is not an error."""
     store.execute("gds_drop", graph=graph)
     _last_used.pop(graph, None)
+    _nodes.pop(graph, None)
 
 
 def drop_projections(store: GraphStore, namespace: str) -> None:
@@ -267,6 +271,22 @@ GRAPH_NOT_FOUND = "org.neo4j.gds.core.loading.GraphNotFoundException"
 def missing_graph(e: ClientError) -> bool:
     """GDS's error for a graph name that is not (or no longer) in its catalog."""
     return e.code == PROCEDURE_FAILED and GRAPH_NOT_FOUND in (e.message or "")
+
+
+def projected_sources(
+    store: GraphStore, graph: str, sources: Sequence[Sequence[float]], load: bool = False
+) -> list[Sequence[float]]:
+    """The restart vector `sources` ([node id, weight]) without the nodes `graph` does not hold
+    (written after it was projected; see `walk.pagerank`). The graph's nodes are read when
+    `load` is set (a restart vector did not fit it) and kept with its name; until then nothing
+    is left out."""
+    nodes = _nodes.get(graph)
+    if nodes is None:
+        if not load:
+            return list(sources)
+        nodes = frozenset(int(r["node"]) for r in store.execute("projection_nodes", graph=graph))
+        _nodes[graph] = nodes
+    return [s for s in sources if int(s[0]) in nodes]
 
 
 def local_name() -> str:

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from neo4j.exceptions import ClientError
+
 from terag_neo4j import gds
 from terag_neo4j.presets import RetrievalConfig
 from terag_neo4j.store import GraphStore
@@ -42,20 +44,43 @@ def pagerank(
     top_k: int,
 ) -> list[dict[str, Any]]:
     """Personalised PageRank from `sources` ([node id, weight]): the best `top_k` passages with
-    a positive score, best first."""
+    a positive score, best first.
+
+    The projection can be older than the seeds: an ingest has readers reuse the projection it
+    started with, and a batch may commit between a query's projection and its flat ranking. Its
+    passages and concepts are not in the graph, the walk could not reach them, and GDS refuses
+    a restart vector that names them: they are left out (`gds.projected_sources`), and with
+    none left there is nothing to walk.
+    """
+    sources = gds.projected_sources(store, graph, sources)
     candidates = max(200, 40 * top_k)
     while True:
-        rows = store.read(
-            "pagerank",
-            graph=graph,
-            sources=SeedList([[int(n), float(w)] for n, w in sources]),
-            damping=rc.damping,
-            max_iterations=rc.max_iterations,
-            tolerance=rc.tolerance,
-            concurrency=rc.gds_concurrency,
-            candidates=candidates,
-            top_k=top_k,
-        )
+        if not sources:
+            log.info("no restart node is in %s (written since it was projected): no walk", graph)
+            return []
+        try:
+            rows = store.read(
+                "pagerank",
+                graph=graph,
+                sources=SeedList([[int(n), float(w)] for n, w in sources]),
+                damping=rc.damping,
+                max_iterations=rc.max_iterations,
+                tolerance=rc.tolerance,
+                concurrency=rc.gds_concurrency,
+                candidates=candidates,
+                top_k=top_k,
+            )
+        except ClientError as e:
+            # Not by the message: a failure with every source in the graph is no such case.
+            kept = (
+                sources
+                if gds.missing_graph(e)
+                else gds.projected_sources(store, graph, sources, load=True)
+            )
+            if len(kept) == len(sources):
+                raise
+            sources = kept
+            continue
         # Concepts usually outrank passages; widen the window until k passages are in it.
         if len(rows) >= top_k or candidates >= 1_000_000:
             return [r for r in rows if r["score"] > 0]
