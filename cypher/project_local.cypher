@@ -23,11 +23,14 @@ CALL (near) {
   MATCH (c:Concept) WHERE id(c) = cid
   RETURN c
 }
-CALL (c, near) {
+WITH near, collect(c) AS concepts
+CALL (near, concepts) {
+  UNWIND concepts AS c
   MATCH (c)-[:HAS_PASSAGE]->(q:Passage)
   RETURN c AS source, q AS target
+  UNION ALL
+  UNWIND near AS p
+  RETURN p AS source, null AS target
 }
-WITH collect([source, target]) AS edges, near
-UNWIND edges + [p IN near | [p, null]] AS e
-WITH gds.graph.project($graph, e[0], e[1], {}, {undirectedRelationshipTypes: ['*']}) AS g
+WITH gds.graph.project($graph, source, target, {}, {undirectedRelationshipTypes: ['*']}) AS g
 RETURN g.nodeCount AS nodes, g.relationshipCount AS relationships

@@ -1,9 +1,6 @@
-// Concept frequency f(u) = number of passages that name the concept (extracted or mentioned);
-// a concept exists while some passage's extraction has it, so one left with mentions only goes.
+// Concept frequency f(u) = number of passages that name the concept (extracted or mentioned),
+// after links were only added: the count comes from the node's degree, not a scan of its
+// relationships (a hub named by thousands of passages costs the same as any concept).
 UNWIND $uids AS uid
 MATCH (c:Concept {uid: uid})
-WITH c, COUNT { (c)-[:HAS_PASSAGE]->(:Passage) } AS f,
-     COUNT { (c)-[r:HAS_PASSAGE]->(:Passage) WHERE r.mention IS NULL } AS extracted
-SET c.frequency = f
-WITH c WHERE extracted = 0
-DETACH DELETE c
+SET c.frequency = COUNT { (c)-[:HAS_PASSAGE]->() }

@@ -56,18 +56,18 @@ def flat_ranking(
     store: GraphStore,
     namespace: str,
     question: str,
-    vector: Sequence[float] | None,
+    vector: Sequence[float],
     top: int,
 ) -> FlatRanking:
-    text_rows = []
-    query = lucene_query(namespace, question)
-    if query is not None:
-        text_rows = store.read("flat_text", lucene=query, top=top)
-    vector_rows = (
-        store.read("flat_vector", namespace=namespace, vector=list(vector), top=top)
-        if vector is not None
-        else []
+    (row,) = store.read(
+        "flat",
+        namespace=namespace,
+        lucene=lucene_query(namespace, question),
+        vector=list(vector),
+        top=top,
     )
+    text_rows = [{"node": n, "score": s} for n, s in row["text"] or []]
+    vector_rows = [{"node": n, "score": s} for n, s in row["vector"] or []]
     text, dense = _scaled(text_rows), _scaled(vector_rows)
     channels = [c for c in (text, dense) if c]
     relevance = {

@@ -9,7 +9,6 @@ Every call goes through `GraphStore`, so GDS calls get the same retries and the 
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 import uuid
@@ -22,6 +21,7 @@ from neo4j.exceptions import ClientError
 from terag_neo4j.extraction import CONCEPT, TITLE
 from terag_neo4j.presets import RetrievalConfig
 from terag_neo4j.store import GraphStore, GraphStoreError, one_line, write_refused
+from terag_neo4j.store.ids import projection_name_re
 
 log = logging.getLogger(__name__)
 
@@ -80,19 +80,6 @@ def walk(rc: RetrievalConfig) -> Walk:
     )
     code = rc.orientation[0] + flags + (f"h{rc.hub_cap}" if rc.hub_cap else "")
     return Walk(code, skip, rels, rc.hub_cap)
-
-
-def projection_name_re(namespace: str, code: str | None = None) -> re.Pattern[str]:
-    """Full-match pattern of the GDS graph names of one namespace (see `graph_name`).
-
-    Namespaces may contain '_', so `wiki`'s pattern must not match `terag_wiki_en_utn_v3`: the
-    walk code (orientation d/u, the flags c, s, t, n in that order, a hub cap h<n>; default any)
-    has no '_', and only `_v<n>[_<epoch>]` may follow it.
-    """
-    pattern = re.escape(code) if code else r"[du]c?s?t?n?(?:h\d+)?"
-    return re.compile(
-        rf"terag_{re.escape(namespace)}_(?P<walk>{pattern})_v(?P<version>\d+)(?:_[0-9a-f]{{8}})?"
-    )
 
 
 def graph_name(rc: RetrievalConfig, namespace: str, version: int, epoch: str | None = None) -> str:
@@ -200,6 +187,7 @@ def ensure_projection(
     lock: threading.Lock,
     known: dict[str, str] | None = None,
     caps: Caps | None = None,
+    state: dict[str, Any] | None = None,
 ) -> tuple[str, str]:
     """The namespace's in-memory graph for the current version, projected once and reused, and
     the namespace's `<version>_<epoch>` key.
@@ -210,8 +198,9 @@ def ensure_projection(
     are dropped when a new one is built; past `caps` the least recently used go.
     `known` (namespace -> graph this caller saw in the catalog) spares a query at an unchanged
     version the catalog listing, a round trip; see `missing_graph` for one dropped meanwhile.
+    `state`, the namespace's `namespace_version` row the caller just read, spares another.
     """
-    rows = store.read("namespace_version", namespace=namespace)
+    rows = [state] if state is not None else store.read("namespace_version", namespace=namespace)
     if not rows:
         store.require_namespace(namespace)
     if rc.walk_cooccurrence and not rows[0]["pairs"]:

@@ -28,6 +28,7 @@ from terag_neo4j.extraction import Concept, Extractor, normalize_name
 from terag_neo4j.flat import FlatRanking, flat_ranking
 from terag_neo4j.linking import question_spans, select_links, span_keys
 from terag_neo4j.llm import OllamaLLM
+from terag_neo4j.presets import RetrievalConfig
 from terag_neo4j.reader import READER_MAX_TOKENS as READER_MAX_TOKENS  # re-exported
 from terag_neo4j.reader import read
 from terag_neo4j.restart import MatchedConcept, paper_weights, passage_seeds, verified_weights
@@ -59,7 +60,6 @@ class Retriever:
         llm: OllamaLLM | None = None,
     ) -> None:
         self.settings = settings
-        self.rc = settings.retrieval
         self.store = store
         self.extractor = query_extractor
         self.embedder = embedder
@@ -75,6 +75,11 @@ class Retriever:
         self._vectors_lock = threading.Lock()
         self._gds_checked = False
         self.caps = gds.Caps(settings.gds_memory_mb * 2**20, settings.gds_max_projections)
+
+    @property
+    def rc(self) -> RetrievalConfig:
+        """The retrieval knobs in force (`settings.retrieval`)."""
+        return self.settings.retrieval
 
     # ------------------------------------------------------------------ GDS projection
 
@@ -95,10 +100,10 @@ class Retriever:
             return self.rc.walk
         return "local" if passages > self.rc.local_above else "global"
 
-    def ensure_projection(self, namespace: str) -> str:
+    def ensure_projection(self, namespace: str, state: dict[str, Any] | None = None) -> str:
         """The namespace's GDS graph for the current version and walk (see `gds.ensure_projection`)."""
         name, self._versions[namespace] = gds.ensure_projection(
-            self.store, self.rc, namespace, self._project_lock, self._projected, self.caps
+            self.store, self.rc, namespace, self._project_lock, self._projected, self.caps, state
         )
         return name
 
@@ -287,8 +292,16 @@ class Retriever:
 
     # ------------------------------------------------------------------ ranking
 
+    def embed_query(self, query: str) -> list[float]:
+        """The question's vector, computed afresh: questions are not worth a row each in the
+        persistent embedding cache (which is for passages and concept names)."""
+        model = (
+            self.embedder.embedder if isinstance(self.embedder, CachedEmbedder) else self.embedder
+        )
+        return [float(x) for x in model.embed([query])[0]]
+
     def dense(self, namespace: str, query: str, top_k: int) -> list[RetrievedPassage]:
-        vec = self.embedder.embed([query])[0].tolist()
+        vec = self.embed_query(query)
         rows = self.store.read("dense_passages", namespace=namespace, vector=vec, top_k=top_k)
         return [_passage(r) for r in rows]
 
@@ -323,7 +336,7 @@ class Retriever:
         model = getattr(self.embedder, "model_name", self.settings.embedding_model)
         check_embedding_model(ns, state[0].get("embedding_model"), model_id(model))
         scope = self.scope(int(state[0]["passages"] or 0)) if mode != "dense" else ""
-        graph = self.ensure_projection(ns) if scope == "global" else ""
+        graph = self.ensure_projection(ns, state[0]) if scope == "global" else ""
         timings["projection"] = time.perf_counter() - t
 
         t = time.perf_counter()
@@ -349,12 +362,12 @@ class Retriever:
             return result
 
         t = time.perf_counter()
-        vector = self.embedder.embed([query])[0].tolist() if rc.seeds != "none" else None
+        vector = self.embed_query(query) if rc.seeds != "none" else None
         timings["embedding"] = time.perf_counter() - t
         flat: FlatRanking | None = None
         if rc.seeds == "fused" or rc.weighting == "verified":
             t = time.perf_counter()
-            vec = vector if vector is not None else self.embedder.embed([query])[0].tolist()
+            vec = vector if vector is not None else self.embed_query(query)
             flat = flat_ranking(self.store, ns, query, vec, rc.flat_top)
             timings["flat"] = time.perf_counter() - t
         t = time.perf_counter()

@@ -35,3 +35,16 @@ def namespace_key(namespace: str) -> str:
     """The namespace as one token of the full-text analyzer (`my-docs` would be two), stored on
     its passages as `nskey`: a full-text search is confined to a namespace by `+nskey:<key>`."""
     return "ns" + hashlib.sha1(namespace.encode()).hexdigest()[:16]
+
+
+def projection_name_re(namespace: str, code: str | None = None) -> re.Pattern[str]:
+    """Full-match pattern of the GDS graph names of one namespace (see `graph_name`).
+
+    Namespaces may contain '_', so `wiki`'s pattern must not match `terag_wiki_en_utn_v3`: the
+    walk code (orientation d/u, the flags c, s, t, n in that order, a hub cap h<n>; default any)
+    has no '_', and only `_v<n>[_<epoch>]` may follow it.
+    """
+    pattern = re.escape(code) if code else r"[du]c?s?t?n?(?:h\d+)?"
+    return re.compile(
+        rf"terag_{re.escape(namespace)}_(?P<walk>{pattern})_v(?P<version>\d+)(?:_[0-9a-f]{{8}})?"
+    )

@@ -9,11 +9,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from neo4j import ManagedTransaction
+from neo4j.exceptions import ClientError
 
 from terag_neo4j.store.connection import NamespaceNotFound
 from terag_neo4j.store.core import StoreCore, bump_version_tx
 from terag_neo4j.store.cypher import cypher_statements, load_cypher
-from terag_neo4j.store.ids import check_namespace
+from terag_neo4j.store.ids import check_namespace, projection_name_re
 
 
 @dataclass
@@ -34,6 +35,8 @@ class NamespaceInfo:
     runs: list[dict[str, Any]] = field(default_factory=list)
     input_tokens: int = 0
     output_tokens: int = 0
+    # The namespace's GDS projections in memory: name, MB, nodes, relationships
+    projections: list[dict[str, Any]] = field(default_factory=list)
 
 
 class NamespaceAdmin(StoreCore):
@@ -119,7 +122,26 @@ class NamespaceAdmin(StoreCore):
                 int(x.get("output_tokens") or 0) + int(x.get("cached_output_tokens") or 0)
                 for x in runs
             ),
+            projections=self.projections_in_memory(namespace),
         )
+
+    def projections_in_memory(self, namespace: str) -> list[dict[str, Any]]:
+        """The namespace's GDS projections and the memory they take (none without GDS)."""
+        pattern = projection_name_re(namespace)
+        try:
+            rows = self.read("gds_graphs", prefix=f"terag_{namespace}_")
+        except ClientError:  # no GDS in this Neo4j: nothing is projected
+            return []
+        return [
+            {
+                "graph": r["graphName"],
+                "mb": round(int(r["sizeInBytes"] or 0) / 2**20, 1),
+                "nodes": r["nodeCount"],
+                "relationships": r["relationshipCount"],
+            }
+            for r in rows
+            if pattern.fullmatch(r["graphName"])
+        ]
 
     def fingerprint(self, namespace: str) -> str:
         """A hash of the whole namespace graph: equal before and after an idempotent re-ingest."""

@@ -5,14 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from terag_neo4j import gds
 from terag_neo4j.client import TeragClient
-from terag_neo4j.eval.reference import (
-    export_graph,
-    passage_seeds,
-    passage_vectors,
-    personalized_pagerank,
-    top_passages,
-)
+from terag_neo4j.eval.reference import export_graph, personalized_pagerank, top_passages
 from terag_neo4j.retrieval import RetrievalError
 from terag_neo4j.store import NamespaceNotFound, passage_uid
 
@@ -33,12 +28,16 @@ def test_pagerank_finds_the_multi_hop_passages(indexed: TeragClient) -> None:
     )
     assert res.mode == "pagerank" and res.fallback_reason is None
     assert any(m.match == "exact" for m in res.matches)
-    assert abs(sum(m.weight for m in res.matches if m.match == "exact") - 1) < 1e-9
+    # verified weights: f^-2 times the best relevance of the concept's passages, in (0, 1]
+    assert all(0 < m.weight <= 1 and 0 < m.support <= 1 for m in res.matches)
+    for m in res.matches:
+        assert m.weight == pytest.approx(m.frequency**-2 * m.support**2)
     ids = [p.id for p in res.passages]
     assert len(ids) == 5 and len(set(ids)) == 5
     assert any(i.endswith("beetle.md") for i in ids[:3])
     assert all(a.score >= b.score for a, b in zip(res.passages, res.passages[1:], strict=False))
-    assert {"projection", "linking", "embedding", "pagerank"} <= set(res.timings)
+    assert {"projection", "linking", "embedding", "flat", "restart", "pagerank"} <= set(res.timings)
+    assert res.walk == "global"  # a small namespace walks its cached projection
 
 
 def test_the_question_names_its_concepts_without_ner_or_tokens(indexed: TeragClient) -> None:
@@ -54,25 +53,36 @@ def test_the_question_names_its_concepts_without_ner_or_tokens(indexed: TeragCli
     assert indexed.retrieve("Who designed the Volkswagen Beetle?", top_k=3).mode == "dense"
 
 
+def test_local_walk_ranks_like_the_global_one_and_leaves_no_graph(indexed: TeragClient) -> None:
+    q = "Where are the headquarters of the company that makes the Beetle?"
+    r = indexed.retriever
+    glob = indexed.retrieve(q, top_k=5)
+    r.settings = indexed.settings.with_overrides(retrieval={"walk": "local"})
+    local = indexed.retrieve(q, top_k=5)
+    assert local.walk == "local" and glob.walk == "global"
+    assert local.restart == glob.restart  # the same restart vector, only the graph differs
+    assert 0 < local.graph_nodes <= indexed.stats().passages + indexed.stats().concepts
+    assert local.passages[0].id == glob.passages[0].id
+    assert {p.id for p in local.passages[:3]} == {p.id for p in glob.passages[:3]}
+    assert "local_projection" in local.timings
+    left = indexed.store.read("gds_graphs", prefix=gds.LOCAL_PREFIX)
+    assert not left, f"per-query graphs left behind: {left}"
+
+
 @pytest.mark.parametrize("preset", ["default", "paper"])
 def test_gds_ranking_equals_in_process_reference(indexed: TeragClient, preset: str) -> None:
-    # Converged scores, not the stopping rule, are compared.
-    st = indexed.settings.with_overrides(preset=preset, tolerance=1e-10)
+    # Converged scores, not the stopping rule, are compared; the same restart vector.
+    st = indexed.settings.with_overrides(
+        preset=preset, retrieval={"tolerance": 1e-10, "walk": "global"}
+    )
     indexed.retriever.settings = st
     res = indexed.retrieve("Ferdinand Porsche and Stuttgart", top_k=5)
     assert res.mode == "pagerank"
+    if preset == "default":
+        assert len(res.restart) > len(res.matches)  # passages are seeded too
     ns = st.namespace
-    _, skip, rels = indexed.retriever.walk()
-    graph = export_graph(indexed.store, ns, st.orientation, skip, rels)
-    seeds = [(m.uid, m.weight) for m in res.matches]
-    if st.passage_seed_weight > 0:
-        uids, vectors = passage_vectors(indexed.store, ns)
-        query = indexed.embedder.embed([res.query])[0].tolist()
-        seeds += passage_seeds(
-            uids, vectors, query, st.passage_seed_weight, st.passage_seed_power, 0
-        )
-        assert len(seeds) > len(res.matches)
-    scores = personalized_pagerank(graph, seeds, st.damping, tolerance=1e-10)
+    graph = export_graph(indexed.store, ns, indexed.retriever.walk(), st.retrieval.orientation)
+    scores = personalized_pagerank(graph, res.restart, st.retrieval.damping, tolerance=1e-10)
     ref = top_passages(graph, scores, 5)
     assert [passage_uid(ns, p.id) for p in res.passages] == [u for u, _ in ref]
     np.testing.assert_allclose([p.score for p in res.passages], [s for _, s in ref], rtol=1e-3)
@@ -98,9 +108,12 @@ def test_projection_is_reused_and_rebuilt_after_changes(indexed: TeragClient) ->
 
 
 def test_semantic_matching_when_no_exact_match(indexed: TeragClient) -> None:
+    indexed.retriever.settings = indexed.settings.with_overrides(
+        retrieval={"weighting": "s_over_f"}
+    )
     res = indexed.retrieve("automobile factory", entities=["automobile plant"], top_k=3)
     assert res.matches and all(m.match == "semantic" for m in res.matches)
-    assert len(res.matches) <= indexed.settings.semantic_top_n
+    assert len(res.matches) <= indexed.settings.retrieval.semantic_top_n
     assert abs(sum(m.weight for m in res.matches) - 1) < 1e-9
     assert all(-1 <= m.similarity <= 1 for m in res.matches)
 
@@ -111,9 +124,9 @@ def test_no_entities_walks_from_similar_passages_or_falls_back_to_dense(
     res = indexed.retrieve("what is it about?", entities=[], top_k=3)
     assert res.mode == "pagerank" and not res.matches and len(res.passages) == 3
     assert res.fallback_reason == (
-        "no entities found in the query: the walk starts from similar passages alone"
+        "no entities found in the query: the walk starts from the flat ranking alone"
     )
-    indexed.retriever.settings = indexed.settings.with_overrides(passage_seed_weight=0.0)
+    indexed.retriever.settings = indexed.settings.with_overrides(retrieval={"seeds": "none"})
     res = indexed.retrieve("what is it about?", entities=[], top_k=3)
     assert res.mode == "dense" and res.fallback_reason == "no entities found in the query"
     assert len(res.passages) == 3
