@@ -6,7 +6,7 @@ an ingest writes its passages, each is linked (HAS_PASSAGE {mention: true}) to e
 the namespace whose normalised name occurs in its normalised text as whole words: zero tokens.
 A concept's frequency then counts where it is named, which is what specificity (1/f) should
 measure, and the walk can reach every passage that names it. A concept still exists only while
-some passage's extraction has it (`update_frequency`).
+some passage's extraction has it (`prune_concepts.cypher`).
 """
 
 from __future__ import annotations

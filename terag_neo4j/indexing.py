@@ -11,7 +11,8 @@ import logging
 import time
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -30,6 +31,7 @@ from terag_neo4j.extraction import (
     with_title_concepts,
 )
 from terag_neo4j.grounding import passage_candidates
+from terag_neo4j.ingest_report import IngestReport
 from terag_neo4j.store import (
     GraphStore,
     GraphStoreError,
@@ -41,139 +43,13 @@ from terag_neo4j.store import (
 )
 
 log = logging.getLogger(__name__)
+__all__ = ["Indexer", "IngestReport"]
 
 # An ingest renews its lease on the namespace with every batch (readers keep their projection
 # meanwhile); one that is killed gives it up by running out.
 INGEST_LEASE_S = 120
 GROUND_BATCH = 2000  # passages grounded per transaction
 VOCABULARY_SCAN_MAX = 300_000  # up to this many concepts, grounding reads all their names once
-
-
-@dataclass
-class IngestReport:
-    run_id: str
-    namespace: str
-    extractor: str
-    model: str
-    passages_total: int = 0
-    passages_new: int = 0
-    passages_unchanged: int = 0
-    passages_replaced: int = 0
-    passages_removed: int = 0  # old passages of changed documents that the new text no longer has
-    passages_without_concepts: int = 0
-    extracted_fresh: int = 0
-    extracted_cached: int = 0
-    input_tokens: int = 0  # spent by this run (equals the LLM ledger)
-    output_tokens: int = 0
-    cached_input_tokens: int = 0  # what the extractions taken from the cache cost when made
-    cached_output_tokens: int = 0
-    concepts_touched: int = 0
-    # Budget mode: β, the selection rule and merge, the core size it asks for, the core passages
-    # chosen and merged by this run, and the core extractions paid now or taken from the cache
-    llm_budget: float | None = None
-    core_extractor: str = ""
-    budget_selection: str = ""
-    budget_merge: str = ""
-    core_target: int = 0
-    core_passages: int = 0
-    core_selected: int = 0
-    core_merged: int = 0
-    core_extracted_fresh: int = 0
-    core_extracted_cached: int = 0
-    selection_s: float = 0.0
-    core_s: float = 0.0
-    has_passage: int = 0
-    mention_links: int = 0  # passages linked to concepts they name beyond their extraction
-    cooccurrence_rows: int = 0
-    synonym_links: int = 0
-    extraction_s: float = 0.0
-    embedding_s: float = 0.0
-    write_s: float = 0.0
-    synonym_s: float = 0.0
-    grounding_s: float = 0.0
-    total_s: float = 0.0
-    started: str = ""
-    warnings: list[str] = field(default_factory=list)
-
-    def charge(self, extractions: Sequence[Extraction]) -> tuple[int, int]:
-        """Books the extractions' tokens (paid now, or what cached ones cost when made) and
-        warnings; returns how many came from the cache and how many were made now."""
-        cached = 0
-        for e in extractions:
-            if e.cached:
-                self.cached_input_tokens += e.input_tokens
-                self.cached_output_tokens += e.output_tokens
-            else:
-                self.input_tokens += e.input_tokens
-                self.output_tokens += e.output_tokens
-            cached += e.cached
-            self.warnings.extend(e.warnings)
-        return cached, len(extractions) - cached
-
-    @property
-    def extracted(self) -> int:
-        return self.extracted_fresh + self.extracted_cached
-
-    @property
-    def _per(self) -> int:
-        # A budget spends tokens on some passages only: its cost is per passage of the corpus.
-        return self.passages_total if self.llm_budget is not None else self.extracted
-
-    @property
-    def input_per_passage(self) -> float:
-        """Extraction input tokens per passage, whether paid now or taken from the cache."""
-        total = self.input_tokens + self.cached_input_tokens
-        return total / self._per if self._per else 0.0
-
-    @property
-    def output_per_passage(self) -> float:
-        total = self.output_tokens + self.cached_output_tokens
-        return total / self._per if self._per else 0.0
-
-    @property
-    def passages_per_s(self) -> float:
-        return self.passages_new / self.total_s if self.total_s else 0.0
-
-    def to_record(self) -> dict[str, Any]:
-        """Flat properties for the persisted `IngestRun` node."""
-        rec = {k: v for k, v in asdict(self).items() if k != "warnings"}
-        rec["warning_count"] = len(self.warnings)
-        rec["input_per_passage"] = round(self.input_per_passage, 2)
-        rec["output_per_passage"] = round(self.output_per_passage, 2)
-        rec["passages_per_s"] = round(self.passages_per_s, 2)
-        return rec
-
-    def summary(self) -> str:
-        budget = (
-            ""
-            if self.llm_budget is None
-            else (
-                f"\n  LLM budget {self.llm_budget:g}: {self.core_passages} of "
-                f"{self.core_target} core passages chosen by {self.budget_selection} go through "
-                f"{self.core_extractor} ({self.core_selected} chosen, {self.core_merged} merged "
-                f"({self.budget_merge}) by this run; {self.core_extracted_fresh} extracted, "
-                f"{self.core_extracted_cached} from cache); tokens per passage are over all "
-                f"{self.passages_total} passages"
-            )
-        )
-        return self._summary() + budget
-
-    def _summary(self) -> str:
-        return (
-            f"ingest {self.run_id} into {self.namespace!r} ({self.extractor}/{self.model}): "
-            f"{self.passages_total} passages, {self.passages_new} written "
-            f"({self.passages_replaced} replaced), {self.passages_unchanged} unchanged, "
-            f"{self.passages_removed} removed, "
-            f"{self.passages_without_concepts} without concepts\n"
-            f"  tokens spent: {self.input_tokens} in / {self.output_tokens} out on "
-            f"{self.extracted_fresh} extractions ({self.extracted_cached} more from cache, made for "
-            f"{self.cached_input_tokens} in / {self.cached_output_tokens} out) = "
-            f"{self.input_per_passage:.1f} in / {self.output_per_passage:.1f} out per passage\n"
-            f"  time: {self.total_s:.1f}s (extract {self.extraction_s:.1f}s, embed "
-            f"{self.embedding_s:.1f}s, write {self.write_s:.1f}s) = {self.passages_per_s:.1f} passages/s; "
-            f"{self.has_passage} HAS_PASSAGE (+{self.mention_links} mentions, grounded in "
-            f"{self.grounding_s:.1f}s), {self.cooccurrence_rows} CO_OCCURRENCE updates"
-        )
 
 
 class Indexer:
@@ -258,10 +134,21 @@ class Indexer:
             total=len(todo), desc=f"indexing {ns}", unit="passage", disable=not progress or not todo
         )
         try:
-            for i in range(0, len(todo), self.batch_passages):
-                if self.store.namespace_exists(ns):
-                    self.store.ingest_lease(ns, INGEST_LEASE_S)
-                self._batch(ns, todo[i : i + self.batch_passages], report, bar)
+            batches = [
+                todo[i : i + self.batch_passages] for i in range(0, len(todo), self.batch_passages)
+            ]
+            # The next batch is extracted while this one is embedded and written: spaCy (or the
+            # LLM server), the embedder and Neo4j each keep a core busy.
+            with ThreadPoolExecutor(1, thread_name_prefix="extract") as pool:
+                ahead = pool.submit(self._extract, batches[0], report, bar) if batches else None
+                for i, batch in enumerate(batches):
+                    assert ahead is not None
+                    extractions = ahead.result()
+                    if i + 1 < len(batches):
+                        ahead = pool.submit(self._extract, batches[i + 1], report, bar)
+                    if self.store.namespace_exists(ns):
+                        self.store.ingest_lease(ns, INGEST_LEASE_S)
+                    self._write_batch(ns, batch, extractions, report)
             if self.core_extractor is not None:
                 self._budget(ns, report, progress)
             if self.settings.ground_mentions:
@@ -305,14 +192,16 @@ class Indexer:
         if not todo:
             return
         rows = self.store.read("namespace_version", namespace=ns)
+        # A small namespace's names are read once; a large one's are looked up per batch.
         small = bool(rows) and int(rows[0]["concepts"] or 0) <= VOCABULARY_SCAN_MAX
+        whole = self.store.concept_vocabulary(ns) if small else None
         bar = tqdm(total=len(todo), desc=f"grounding {ns}", unit="passage", disable=not progress)
         try:
             for i in range(0, len(todo), GROUND_BATCH):
                 batch = todo[i : i + GROUND_BATCH]
                 cands = {p.id: passage_candidates(p) for p in batch}
-                vocabulary = self.store.concept_vocabulary(
-                    ns, None if small else sorted(set().union(*cands.values()))
+                vocabulary = whole or self.store.concept_vocabulary(
+                    ns, sorted(set().union(*cands.values()))
                 )
                 found = {
                     pid: sorted({u for n in names for u in vocabulary.get(n, ())})
@@ -494,9 +383,9 @@ class Indexer:
                 ns,
             )
 
-    def _batch(
-        self, ns: str, batch: Sequence[Passage], report: IngestReport, bar: tqdm[Any]
-    ) -> None:
+    def _extract(
+        self, batch: Sequence[Passage], report: IngestReport, bar: tqdm[Any]
+    ) -> list[Extraction]:
         t = time.perf_counter()
         # An LLM extracts a passage in seconds to minutes: cache after every round of calls, so
         # a killed ingest loses at most that round, not 64 passages of LLM time.
@@ -516,7 +405,15 @@ class Indexer:
         if self.settings.title_concepts:
             titles = {p.id: p.heading for p in batch}
             extractions = [with_title_concepts(e, titles[e.passage_id]) for e in extractions]
+        return extractions
 
+    def _write_batch(
+        self,
+        ns: str,
+        batch: Sequence[Passage],
+        extractions: Sequence[Extraction],
+        report: IngestReport,
+    ) -> None:
         t = time.perf_counter()
         pvecs = self.embedder.embed([p.content for p in batch])
         names = (

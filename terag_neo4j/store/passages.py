@@ -59,7 +59,7 @@ def delete_passages_tx(tx: ManagedTransaction, uids: Sequence[str], state: str) 
     tx.run(load_cypher("delete_passages"), uids=list(uids)).consume()
     touched = sorted({c for cs in lists for c in cs})
     for chunk in chunks(touched, 5000):
-        tx.run(load_cypher("update_frequency"), uids=chunk).consume()
+        tx.run(load_cypher("prune_concepts"), uids=chunk).consume()
     return len(rows)
 
 
@@ -189,7 +189,7 @@ class PassageWrites(NamespaceAdmin):
             apply_pair_deltas(tx, pairs, self.write_batch * 5, created)
             touched = sorted(gained_uids | {c for x in lost for c in x["concepts"]})
             for chunk in chunks(touched, self.write_batch * 5):
-                tx.run(load_cypher("update_frequency"), uids=list(chunk)).consume()
+                tx.run(load_cypher("prune_concepts"), uids=list(chunk)).consume()
             for rows in chunks(counts, self.write_batch):
                 tx.run(load_cypher("set_concept_count"), rows=rows).consume()
             tx.run(load_cypher("mark_core"), uids=todo_uids, merged=True).consume()
