@@ -119,11 +119,13 @@ def register_cli(subparsers: Any) -> None:
     from terag_neo4j.eval.extraction_bench import register_cli as register_extraction
     from terag_neo4j.eval.ingest import register_cli as register_ingest
     from terag_neo4j.eval.latency import register_cli as register_latency
+    from terag_neo4j.eval.load import register_cli as register_load
     from terag_neo4j.eval.scale import register_cli as register_scale
 
     register_extraction(subparsers)
     register_ingest(subparsers)
     register_latency(subparsers)
+    register_load(subparsers)
     register_scale(subparsers)
 
 

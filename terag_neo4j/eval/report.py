@@ -75,7 +75,7 @@ def recall_table(results: Sequence[dict[str, Any]]) -> str:
 
 
 def _metric_names(result: dict[str, Any]) -> list[str]:
-    first = next(iter(result["methods"].values()), {})
+    first: dict[str, Any] = next(iter(result["methods"].values()), {})
     return list(first.get("scores") or {"R@2": 0, "R@5": 0})
 
 

@@ -95,13 +95,16 @@ def measure_size(
         r = client.retriever
         r.drop_projections(ns)
         t = time.perf_counter()
-        r.ensure_projection(ns)
+        if r.scope(info.passages) == "global":  # a local walk projects per query instead
+            r.ensure_projection(ns)
         projection_s = time.perf_counter() - t
         qs = [json.loads(line) for line in (folder / "questions.jsonl").open(encoding="utf-8")]
         qs = [q for q in qs if int(q["id"][1:]) < size][:questions]
         totals: list[float] = []
         pagerank: list[float] = []
         recall: list[float] = []
+        local_rels: list[int] = []
+        walks: set[str] = set()
         if qs:
             client.retrieve(qs[0]["question"])  # warm-up: query plans, passage vectors
         for q in qs:
@@ -109,6 +112,9 @@ def measure_size(
             res = client.retrieve(q["question"], top_k=5)
             totals.append(time.perf_counter() - t)
             pagerank.append(res.timings.get("pagerank", 0.0))
+            walks.add(res.walk)
+            if res.walk == "local":
+                local_rels.append(res.graph_relationships)
             recall.append(recall_at_k([p.id for p in res.passages], q["gold_ids"], 5))
         pid, db = _local_server(settings)
         return {
@@ -128,6 +134,9 @@ def measure_size(
             "questions": len(qs),
             "retrieval_ms": {"p50": _pct(totals, 50), "p95": _pct(totals, 95)},
             "pagerank_ms": {"p50": _pct(pagerank, 50), "p95": _pct(pagerank, 95)},
+            "walk": "/".join(sorted(walks)),
+            "local_relationships_p50": float(np.percentile(local_rels, 50)) if local_rels else None,
+            "gds_projections_mb": sum(g["mb"] for g in info.projections),
             "recall_at_5": round(float(np.mean(recall)), 3) if recall else None,
         }
 

@@ -108,9 +108,11 @@ def passage(profile: Profile, seed: int, index: int) -> tuple[Document, list[str
     """Passage `index` and the concept names its (replayed) extraction holds."""
     names = [concept_name(int(r)) for r in passage_ranks(profile, seed, index)]
     rng = np.random.default_rng([seed, index, 1])
+    # Filler words have three syllables, names' words two: no filler word is a concept's name,
+    # as the common words of real text are not (mention grounding would link them otherwise).
     filler = [
-        SYLLABLES[i] + SYLLABLES[j]
-        for i, j in rng.integers(0, len(SYLLABLES), (profile.text_words, 2))
+        SYLLABLES[i] + SYLLABLES[j] + SYLLABLES[k]
+        for i, j, k in rng.integers(0, len(SYLLABLES), (profile.text_words, 3))
     ]
     words = filler + names
     order = rng.permutation(len(words))

@@ -21,6 +21,16 @@ def test_names_are_unique_per_rank() -> None:
     assert len(set(names)) == len(names)
 
 
+def test_no_filler_word_is_a_concept_name() -> None:
+    """Mention grounding links a passage to every concept it names: filler words that were also
+    names would make every passage name dozens of concepts, unlike real text."""
+    doc, _ = passage(PROFILES["llm"], 0, 5)
+    name_words = {w.lower() for r in range(20, 5000) for w in concept_name(r).split()}
+    filler = [w for w in doc.text.rstrip(".").split() if w[0].islower()]
+    assert len(filler) == PROFILES["llm"].text_words
+    assert not set(filler) & name_words
+
+
 def test_a_passage_depends_only_on_seed_and_index() -> None:
     a, names_a = passage(PROFILES["spacy"], 7, 123)
     b, names_b = passage(PROFILES["spacy"], 7, 123)
