@@ -121,71 +121,76 @@ class BenchRunner:
             over["recorded_extractions"] = self.dataset.recorded_extractions
         return over
 
-    def run_extractor(self, extractor: str) -> None:
+    def _namespaces(self, extractor: str) -> list[tuple[str, str, dict[str, Any], str | None]]:
+        """(result key, namespace, index settings, the only variant run on it) per graph."""
         ns = namespace_for(self.dataset, extractor, self.config.namespace_prefix)
-        self._run_namespace(extractor, ns, extractor, {})
+        graphs: list[tuple[str, str, dict[str, Any], str | None]] = [(extractor, ns, {}, None)]
         for variant, index_settings in INDEX_VARIANTS.items():
             if variant in self.config.methods:
-                self._run_namespace(
-                    f"{extractor}/{variant}",
-                    f"{ns}_{variant}"[:64],
-                    extractor,
-                    index_settings,
-                    only=variant,
+                graphs.append(
+                    (f"{extractor}/{variant}", f"{ns}_{variant}"[:64], index_settings, variant)
                 )
+        return graphs
 
-    def _run_namespace(
-        self,
-        key: str,
-        ns: str,
-        extractor: str,
-        index_settings: dict[str, Any],
-        only: str | None = None,
-    ) -> None:
-        """Index the dataset into `ns` (with `index_settings`) and run the TERAG rows on it:
-        every TERAG variant, or `only` that one."""
+    def _client(self, ns: str, extractor: str, index_settings: dict[str, Any]) -> Any:
         from terag_neo4j.client import TeragClient
+
+        return TeragClient(
+            self.settings, namespace=ns, **self._client_overrides(extractor), **index_settings
+        )
+
+    def index_extractor(self, extractor: str) -> None:
+        """Index every graph of this extractor before any is queried: Lucene's BM25 statistics
+        span the database, so a graph indexed between two methods' runs would change the
+        full-text seeds of the second."""
         from terag_neo4j.store import NamespaceNotFound
 
-        with TeragClient(
-            self.settings, namespace=ns, **self._client_overrides(extractor), **index_settings
-        ) as client:
-            if extractor == "ollama":
-                client.llm.check_model()  # fail before hours of work, not during
-            if self.config.fresh:
-                try:
-                    client.drop(ns)
-                    log.info("dropped %s to index from scratch", ns)
-                except NamespaceNotFound:
-                    pass
-            self.indexing[key] = self._index(client, ns)
-            if "synonyms" in self.config.methods and only is None:
-                t = time.perf_counter()
-                ensure_concept_vectors(client.store, client.embedder, ns)
-                links = client.store.link_synonyms(ns, *BENCH_SYNONYMS)
-                self.indexing[key]["synonyms"] = {
-                    "threshold": BENCH_SYNONYMS[0],
-                    "cap": BENCH_SYNONYMS[1],
-                    "links_this_run": links,
-                    "seconds": round(time.perf_counter() - t, 3),
-                }
+        for key, ns, index_settings, only in self._namespaces(extractor):
+            with self._client(ns, extractor, index_settings) as client:
+                if extractor == "ollama":
+                    client.llm.check_model()  # fail before hours of work, not during
+                if self.config.fresh:
+                    try:
+                        client.drop(ns)
+                        log.info("dropped %s to index from scratch", ns)
+                    except NamespaceNotFound:
+                        pass
+                self.indexing[key] = self._index(client, ns)
+                if "synonyms" in self.config.methods and only is None:
+                    t = time.perf_counter()
+                    ensure_concept_vectors(client.store, client.embedder, ns)
+                    links = client.store.link_synonyms(ns, *BENCH_SYNONYMS)
+                    self.indexing[key]["synonyms"] = {
+                        "threshold": BENCH_SYNONYMS[0],
+                        "cap": BENCH_SYNONYMS[1],
+                        "links_this_run": links,
+                        "seconds": round(time.perf_counter() - t, 3),
+                    }
+
+    def run_extractor(self, extractor: str) -> None:
+        """The TERAG rows on each graph of this extractor: every TERAG variant on the main one,
+        and on an index variant's graph that variant alone."""
+        for key, ns, index_settings, only in self._namespaces(extractor):
             tokens = (self.indexing[key]["tokens"]["input"], self.indexing[key]["tokens"]["output"])
             variants = [only] if only else [v for v in TERAG_VARIANTS if v in self.config.methods]
-            for variant in variants:
-                name = (
-                    f"terag-{extractor}" if variant == "terag" else f"terag-{extractor}/{variant}"
-                )
-                run = self._run_terag(client, ns, name, extractor, variant)
-                self.methods[name] = run
-                summ = run.summary(tokens)
-                log.info(
-                    "%s: %s, p50 %.0f ms, %d fallbacks, linked %s",
-                    name,
-                    summ["scores"],
-                    summ["latency_ms"]["p50"],
-                    summ["fallbacks"],
-                    summ["linked_share"],
-                )
+            with self._client(ns, extractor, index_settings) as client:
+                for variant in variants:
+                    name = (
+                        f"terag-{extractor}"
+                        if variant == "terag"
+                        else f"terag-{extractor}/{variant}"
+                    )
+                    run = self._run_terag(client, ns, name, extractor, variant)
+                    self.methods[name] = run
+                    summ = run.summary(tokens)
+                    log.info(
+                        "%s: %s, p50 %.0f ms, %d fallbacks, linked %s",
+                        name,
+                        summ["scores"],
+                        summ["latency_ms"]["p50"],
+                        summ["fallbacks"],
+                        summ["linked_share"],
+                    )
 
     def _index(self, client: Any, ns: str) -> dict[str, Any]:
         t = time.perf_counter()
@@ -363,6 +368,10 @@ class BenchRunner:
         load_start = _loadavg()
         self.run_baselines()
         self.timings["baselines_s"] = time.perf_counter() - t0
+        for extractor in self.config.extractors:
+            t = time.perf_counter()
+            self.index_extractor(extractor)
+            self.timings[f"{extractor}_index_s"] = time.perf_counter() - t
         for extractor in self.config.extractors:
             t = time.perf_counter()
             self.run_extractor(extractor)

@@ -36,7 +36,14 @@ class BudgetState(StoreCore):
 
     def core_pending(self, namespace: str) -> list[Passage]:
         return [
-            Passage(r["id"], r["doc_id"], int(r["position"] or 0), r["title"] or "", r["text"])
+            Passage(
+                r["id"],
+                r["doc_id"],
+                int(r["position"] or 0),
+                r["title"] or "",
+                r["text"],
+                r["heading"],
+            )
             for r in self.read("core_pending", namespace=namespace)
         ]
 

@@ -17,6 +17,7 @@ from terag_neo4j.config import Settings
 from terag_neo4j.embeddings import Embedder
 from terag_neo4j.eval.bench import DEFAULT_METHODS, BenchConfig, run_bench
 from terag_neo4j.eval.datasets import dataset_root, load_dataset
+from terag_neo4j.eval.variants import INDEX_VARIANTS
 
 pytestmark = pytest.mark.integration
 
@@ -62,7 +63,13 @@ def test_bench_cli_on_a_slice(
     assert result["dataset"]["questions"] == LIMIT
     assert result["dataset"]["passages"] == MAX_PASSAGES and result["dataset"]["subset"]
     # spaCy always; recorded because this folder ships recorded extractions
-    assert set(result["indexing"]) == {"spacy", "recorded"}
+    # (and an index of each for every index variant among the methods)
+    assert set(result["indexing"]) == {"spacy", "recorded"} | {
+        f"{ext}/{v}"
+        for ext in ("spacy", "recorded")
+        for v in DEFAULT_METHODS
+        if v in INDEX_VARIANTS
+    }
     expected = {"bm25", "dense"}
     for ext in ("spacy", "recorded"):
         expected |= {f"terag-{ext}"} | {

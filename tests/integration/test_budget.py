@@ -46,9 +46,11 @@ def _client(settings: Settings, ns: str, **kw: object) -> TeragClient:
 
 
 def _concepts(client: TeragClient, ns: str) -> dict[str, set[str]]:
+    """Each passage's extracted concepts (mention links from grounding left out)."""
     with client.store.session() as s:
         rows = s.run(
-            "MATCH (p:Passage {namespace: $ns}) OPTIONAL MATCH (c:Concept)-[:HAS_PASSAGE]->(p) "
+            "MATCH (p:Passage {namespace: $ns}) "
+            "OPTIONAL MATCH (c:Concept)-[r:HAS_PASSAGE]->(p) WHERE r.mention IS NULL "
             "RETURN p.id AS id, collect(c.key) AS keys",
             ns=ns,
         ).data()
@@ -155,4 +157,35 @@ def test_an_interrupted_budget_run_resumes_with_the_same_choice(
         assert report.core_selected == 0 and report.core_merged == target
         # the interrupted run's LLM extractions were cached: the resumed run pays nothing
         assert report.core_extracted_cached == target and report.input_tokens == 0
+        assert _consistency(client, namespace) == CONSISTENT
+
+
+def test_a_top_up_on_a_grounded_namespace_keeps_one_link_per_pair(
+    base_settings: Settings, namespace: str, docs: list[Document]
+) -> None:
+    """A top-up (a larger budget on a grounded namespace) merges passages that grounding has
+    already linked to concepts they name: one HAS_PASSAGE per (concept, passage) afterwards, the
+    merged ones extracted, and the stored counts agree with the graph."""
+    with TeragClient(
+        base_settings,
+        namespace=namespace,
+        extractor="recorded",
+        recorded_extractions=FOLDER / "recorded_extractions.jsonl",
+        llm_budget=0.05,
+        cooccurrence="eager",
+    ) as first:
+        first.index(docs, progress=False)
+    with _client(base_settings, namespace) as client:
+        assert client.index(docs, progress=False).core_selected > 0
+        with client.store.session() as s:
+            rec = s.run(
+                "MATCH (c:Concept {namespace: $ns})-[r:HAS_PASSAGE]->(p:Passage) "
+                "WITH c, p, count(r) AS n, collect(r.mention) AS marks "
+                "RETURN sum(CASE WHEN n > 1 THEN 1 ELSE 0 END) AS doubled, "
+                "       sum(CASE WHEN p.core_selected AND size(marks) = 0 THEN 1 ELSE 0 END) "
+                "         AS core_extracted",
+                ns=namespace,
+            ).single()
+        assert rec is not None and rec["doubled"] == 0
+        assert rec["core_extracted"] > 0
         assert _consistency(client, namespace) == CONSISTENT

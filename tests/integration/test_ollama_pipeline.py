@@ -89,7 +89,10 @@ def test_answer_counts_ner_and_reader_tokens(llm_settings: Settings, namespace: 
         linked = c.retrieve("Who designed the Volkswagen Beetle?", top_k=3)
         assert (linked.input_tokens, linked.output_tokens) == (0, 0) and not c.ledger.calls
     with TeragClient(
-        llm_settings, namespace=namespace, linking="ner", query_extractor="ollama"
+        llm_settings,
+        namespace=namespace,
+        retrieval={"linking": "ner"},
+        query_extractor="ollama",
     ) as c:
         ans = c.answer("Who designed the Volkswagen Beetle?", top_k=3)
         assert isinstance(ans.answer, str) and ans.answer

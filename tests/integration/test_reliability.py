@@ -162,7 +162,7 @@ def test_query_ner_follows_the_namespace_extractor(
         "extractor": "ollama",
         "ollama_host": _dead_ollama(tmp_path),
         "llm_retries": 1,
-        "linking": "ner",
+        "retrieval": {"linking": "ner"},
     }
     with TeragClient(base_settings, namespace=namespace, **ollama) as client:
         assert client.query_backend() == "spacy"
@@ -192,7 +192,7 @@ def test_cli_retrieve_uses_the_namespace_extractor(
         "NEO4J_PASSWORD": base_settings.neo4j_password or "",
         "TERAG_HOME": str(base_settings.home),
         "TERAG_EXTRACTOR": "ollama",
-        "TERAG_LINKING": "ner",  # query NER runs (the default names linking needs none)
+        "TERAG_RETRIEVAL": '{"linking": "ner"}',  # query NER runs (the default names linking needs none)
         "TERAG_LLM_RETRIES": "1",
         "OLLAMA_HOST": _dead_ollama(tmp_path),
         "PYTHONPATH": str(SAMPLE.parents[2]),

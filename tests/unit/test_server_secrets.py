@@ -56,3 +56,13 @@ def test_the_local_password_never_goes_to_the_server_at_neo4j_uri(
     assert connection_target(Settings(home=tmp_path))[2] == secret
     given = Settings(home=tmp_path, neo4j_uri="bolt://db:7687", neo4j_password="theirs")
     assert connection_target(given) == ("bolt://db:7687", "neo4j", "theirs")
+
+
+def test_settings_repr_leaves_the_password_out() -> None:
+    """A Settings object in a log line or a test's traceback (pytest prints fixture values)
+    must not carry the Neo4j password."""
+    from terag_neo4j.config import Settings
+
+    s = Settings(neo4j_password="s3cret-Value-42")
+    assert s.neo4j_password == "s3cret-Value-42"
+    assert "s3cret-Value-42" not in repr(s) and "s3cret-Value-42" not in str(s)
