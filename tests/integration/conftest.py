@@ -14,6 +14,17 @@ from terag_neo4j.config import Settings
 SAMPLE = Path(__file__).resolve().parents[2] / "terag_neo4j" / "data" / "sample"
 
 
+def connection_env(settings: Settings) -> dict[str, str]:
+    """The environment that points a CLI or a subprocess at the test Neo4j and home."""
+    return {
+        "NEO4J_URI": settings.neo4j_uri or "",
+        "NEO4J_USER": settings.neo4j_user,
+        "NEO4J_PASSWORD": settings.neo4j_password or "",
+        "NEO4J_DATABASE": settings.neo4j_database,
+        "TERAG_HOME": str(settings.home),
+    }
+
+
 @pytest.fixture(scope="session")
 def base_settings(neo4j_conn: object, tmp_path_factory: pytest.TempPathFactory) -> Settings:
     home = tmp_path_factory.mktemp("terag-home")

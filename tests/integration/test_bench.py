@@ -19,6 +19,8 @@ from terag_neo4j.eval.bench import DEFAULT_METHODS, BenchConfig, run_bench
 from terag_neo4j.eval.datasets import dataset_root, load_dataset
 from terag_neo4j.eval.variants import INDEX_VARIANTS
 
+from .conftest import connection_env
+
 pytestmark = pytest.mark.integration
 
 DATASET = "musique_hipporag_train100"  # the folder with recorded LLM extractions
@@ -41,14 +43,8 @@ def test_bench_cli_on_a_slice(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    for var, value in {
-        "NEO4J_URI": base_settings.neo4j_uri,
-        "NEO4J_USER": base_settings.neo4j_user,
-        "NEO4J_PASSWORD": base_settings.neo4j_password,
-        "NEO4J_DATABASE": base_settings.neo4j_database,
-        "TERAG_HOME": str(base_settings.home),
-    }.items():
-        monkeypatch.setenv(var, value or "")
+    for var, value in connection_env(base_settings).items():
+        monkeypatch.setenv(var, value)
     out = tmp_path / "results"
     argv = ["bench", str(dataset_dir), "--limit", str(LIMIT), "--max-passages", str(MAX_PASSAGES)]
     argv += ["--out", str(out), "--namespace-prefix", namespace, "-q"]
@@ -145,14 +141,8 @@ def test_index_and_latency_benches_on_a_slice(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    for var, value in {
-        "NEO4J_URI": base_settings.neo4j_uri,
-        "NEO4J_USER": base_settings.neo4j_user,
-        "NEO4J_PASSWORD": base_settings.neo4j_password,
-        "NEO4J_DATABASE": base_settings.neo4j_database,
-        "TERAG_HOME": str(base_settings.home),
-    }.items():
-        monkeypatch.setenv(var, value or "")
+    for var, value in connection_env(base_settings).items():
+        monkeypatch.setenv(var, value)
     out = tmp_path / "results"
     common = ["--namespace", namespace, "--out", str(out)]
     assert main(["bench-index", str(dataset_dir), "--limit", str(MAX_PASSAGES), *common]) == 0

@@ -13,6 +13,8 @@ from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
 from terag_neo4j.documents import Document
 
+from .conftest import connection_env
+
 pytestmark = pytest.mark.integration
 
 
@@ -37,12 +39,7 @@ def test_delete_resolves_a_path_the_way_index_does(
     (docs / "c.md").write_text("# Cologne\nCologne is on the Rhine.", encoding="utf-8")
     (docs / "e.md").write_text("# Essen\nEssen is in the Ruhr.", encoding="utf-8")
     (docs / "sub" / "d.md").write_text("# Dresden\nDresden is on the Elbe.", encoding="utf-8")
-    for var, value in {
-        "NEO4J_URI": base_settings.neo4j_uri or "",
-        "NEO4J_USER": base_settings.neo4j_user,
-        "NEO4J_PASSWORD": base_settings.neo4j_password or "",
-        "TERAG_HOME": str(base_settings.home),
-    }.items():
+    for var, value in connection_env(base_settings).items():
         monkeypatch.setenv(var, value)
     monkeypatch.chdir(tmp_path)
 

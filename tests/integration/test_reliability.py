@@ -16,6 +16,8 @@ from terag_neo4j.indexing import Indexer
 from terag_neo4j.llm import LLMError
 from terag_neo4j.retrieval import RetrievalError
 
+from .conftest import connection_env
+
 pytestmark = pytest.mark.integration
 
 SAMPLE = Path(__file__).resolve().parents[2] / "terag_neo4j" / "data" / "sample"
@@ -187,10 +189,7 @@ def test_cli_retrieve_uses_the_namespace_extractor(
         indexer.index([SAMPLE], progress=False)
     env = {
         **os.environ,
-        "NEO4J_URI": base_settings.neo4j_uri or "",
-        "NEO4J_USER": base_settings.neo4j_user,
-        "NEO4J_PASSWORD": base_settings.neo4j_password or "",
-        "TERAG_HOME": str(base_settings.home),
+        **connection_env(base_settings),
         "TERAG_EXTRACTOR": "ollama",
         "TERAG_RETRIEVAL": '{"linking": "ner"}',  # query NER runs (the default names linking needs none)
         "TERAG_LLM_RETRIES": "1",
@@ -236,12 +235,7 @@ def test_cli_names_and_skips_unreadable_files_with_exit_5(
     docs.mkdir()
     (docs / "good.md").write_text("# Good\nWolfsburg is in Lower Saxony.", encoding="utf-8")
     (docs / "bad.txt").write_bytes(b"caf\xe9 latin-1")
-    for var, value in {
-        "NEO4J_URI": base_settings.neo4j_uri or "",
-        "NEO4J_USER": base_settings.neo4j_user,
-        "NEO4J_PASSWORD": base_settings.neo4j_password or "",
-        "TERAG_HOME": str(base_settings.home),
-    }.items():
+    for var, value in connection_env(base_settings).items():
         monkeypatch.setenv(var, value)
     code = cli.main(["index", str(docs), "-n", namespace, "-e", "spacy", "-q", "--json"])
     assert code == cli.EXIT_BAD_FILES
