@@ -28,9 +28,10 @@ def lucene_query(namespace: str, question: str) -> str | None:
     return f"+nskey:{namespace_key(namespace)} +({' '.join(dict.fromkeys(words))})"
 
 
-def _scaled(rows: Sequence[dict[str, object]]) -> dict[int, float]:
-    """Scores min-max scaled over the ranking itself: its last passage 0, its first 1."""
-    scores = {int(r["node"]): float(r["score"]) for r in rows}  # type: ignore[call-overload,arg-type]
+def _scaled(pairs: Sequence[Sequence[float]] | None) -> dict[int, float]:
+    """[node, score] pairs min-max scaled over the ranking itself: its last passage 0, its
+    first 1."""
+    scores = {int(n): float(sc) for n, sc in pairs or []}
     if not scores:
         return {}
     lo, hi = min(scores.values()), max(scores.values())
@@ -66,11 +67,9 @@ def flat_ranking(
         vector=list(vector),
         top=top,
     )
-    text_rows = [{"node": n, "score": s} for n, s in row["text"] or []]
-    vector_rows = [{"node": n, "score": s} for n, s in row["vector"] or []]
-    text, dense = _scaled(text_rows), _scaled(vector_rows)
+    text, dense = _scaled(row["text"]), _scaled(row["vector"])
     channels = [c for c in (text, dense) if c]
     relevance = {
         n: sum(c.get(n, 0.0) for c in channels) / len(channels) for n in set(text) | set(dense)
     }
-    return FlatRanking(relevance, len(text_rows), len(vector_rows))
+    return FlatRanking(relevance, len(text), len(dense))

@@ -53,9 +53,9 @@ def test_passage_seeds_are_the_top_relevance_to_the_power_summing_to_the_seed_we
 
 
 def test_each_flat_ranking_is_scaled_over_its_own_top() -> None:
-    got = _scaled([{"node": 1, "score": 9.0}, {"node": 2, "score": 5.0}, {"node": 3, "score": 3.0}])
+    got = _scaled([[1, 9.0], [2, 5.0], [3, 3.0]])
     assert got == {1: 1.0, 2: pytest.approx(1 / 3), 3: 0.0}
-    assert _scaled([{"node": 7, "score": 2.0}]) == {7: 1.0}
+    assert _scaled([[7, 2.0]]) == {7: 1.0}
 
 
 def test_the_lucene_query_is_confined_to_the_namespace_and_has_no_syntax() -> None:
