@@ -18,9 +18,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from terag_neo4j.config import Settings, SettingsError
+from terag_neo4j.eval.metrics import percentile, percentile_ms
 from terag_neo4j.presets import PRESETS
 
 log = logging.getLogger(__name__)
@@ -34,10 +33,6 @@ examples:
 
 DATASET is a folder path or a folder name under $TERAG_DATASETS (default ../shared/datasets).
 """
-
-
-def pct(values: list[float], q: float) -> float:
-    return float(np.percentile(values, q)) * 1000 if values else float("nan")
 
 
 def register_cli(subparsers: Any) -> None:
@@ -176,8 +171,8 @@ def cmd_bench_latency(args: argparse.Namespace) -> int:
         "walk": r.walk().code,
         "scope": scope,
         "local_graph": {
-            "nodes_p50": float(np.percentile([a for a, _ in local_sizes], 50)),
-            "relationships_p50": float(np.percentile([b for _, b in local_sizes], 50)),
+            "nodes_p50": percentile([a for a, _ in local_sizes], 50),
+            "relationships_p50": percentile([b for _, b in local_sizes], 50),
             "relationships_max": max(b for _, b in local_sizes),
         }
         if local_sizes
@@ -195,19 +190,34 @@ def cmd_bench_latency(args: argparse.Namespace) -> int:
         "export_s": round(export_s, 3),
         "dense_fallbacks": fallbacks,
         "retrieval_ms": {
-            "p50": pct(totals, 50),
-            "p95": pct(totals, 95),
+            "p50": percentile_ms(totals, 50),
+            "p95": percentile_ms(totals, 95),
             "mean": statistics.mean(totals) * 1000,
         },
-        "stages_ms": {k: {"p50": pct(v, 50), "p95": pct(v, 95)} for k, v in stages.items() if v},
-        "gds_compute_ms": {"p50": pct(gds_compute, 50), "p95": pct(gds_compute, 95)},
-        "gds_stats_call_ms": {"p50": pct(gds_stats_call, 50), "p95": pct(gds_stats_call, 95)},
-        "in_process_reference_ms": {"p50": pct(ref_times, 50), "p95": pct(ref_times, 95)},
+        "stages_ms": {
+            k: {"p50": percentile_ms(v, 50), "p95": percentile_ms(v, 95)}
+            for k, v in stages.items()
+            if v
+        },
+        "gds_compute_ms": {
+            "p50": percentile_ms(gds_compute, 50),
+            "p95": percentile_ms(gds_compute, 95),
+        },
+        "gds_stats_call_ms": {
+            "p50": percentile_ms(gds_stats_call, 50),
+            "p95": percentile_ms(gds_stats_call, 95),
+        },
+        "in_process_reference_ms": {
+            "p50": percentile_ms(ref_times, 50),
+            "p95": percentile_ms(ref_times, 95),
+        },
         "ratio_gds_pagerank_stage_to_reference_p50": (
-            pct(stages["pagerank"], 50) / pct(ref_times, 50) if ref_times else None
+            percentile(stages["pagerank"], 50) / percentile(ref_times, 50) if ref_times else None
         ),
         "ratio_gds_compute_to_reference_p50": (
-            pct(gds_compute, 50) / pct(ref_times, 50) if ref_times and gds_compute else None
+            percentile(gds_compute, 50) / percentile(ref_times, 50)
+            if ref_times and gds_compute
+            else None
         ),
         "same_top5": same_top5,
         "compared": compared,

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from terag_neo4j.eval.metrics import percentile_ms
 
 log = logging.getLogger(__name__)
 
@@ -88,14 +88,14 @@ def run_load(
         p.join()
     runs = [r for r in results if "latencies" in r]
     ingest = next((r for r in results if "ingest_s" in r), None)
-    lat = np.asarray([x for r in runs for x in r["latencies"]], dtype=np.float64)
+    lat = [float(x) for r in runs for x in r["latencies"]]
     return {
         "clients": clients,
         "seconds": seconds,
-        "queries": int(lat.size),
-        "queries_per_s": round(lat.size / seconds, 2),
-        "p50_ms": round(float(np.percentile(lat, 50)) * 1000, 1) if lat.size else None,
-        "p95_ms": round(float(np.percentile(lat, 95)) * 1000, 1) if lat.size else None,
+        "queries": len(lat),
+        "queries_per_s": round(len(lat) / seconds, 2),
+        "p50_ms": percentile_ms(lat, 50),
+        "p95_ms": percentile_ms(lat, 95),
         "errors": [e for r in runs for e in r["errors"]][:10],
         "error_count": sum(len(r["errors"]) for r in runs),
         "passages_seen": sorted({p for r in runs for p in r["passages"]}),

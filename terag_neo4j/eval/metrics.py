@@ -94,6 +94,11 @@ def mean(values: Sequence[float]) -> float:
 
 def percentile(values: Sequence[float], q: float) -> float:
     """Linear-interpolated percentile (numpy's default); 0 for no values."""
-    if not values:
+    if len(values) == 0:
         return 0.0
     return float(np.percentile(np.asarray(values, dtype=np.float64), q))
+
+
+def percentile_ms(seconds: Sequence[float], q: float) -> float | None:
+    """The q-th percentile of durations in seconds, in milliseconds to 0.1; None for none."""
+    return round(percentile(seconds, q) * 1000, 1) if len(seconds) else None

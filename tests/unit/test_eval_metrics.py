@@ -9,6 +9,7 @@ from terag_neo4j.eval.metrics import (
     mean,
     normalize_answer,
     percentile,
+    percentile_ms,
     recall_at_k,
 )
 
@@ -78,3 +79,9 @@ def test_mean_and_percentile() -> None:
     values = [float(x) for x in range(1, 101)]
     assert percentile(values, 50) == pytest.approx(50.5)
     assert percentile(values, 95) == pytest.approx(95.05)
+
+
+def test_latency_percentiles_in_milliseconds_are_one_helper_for_every_bench() -> None:
+    assert percentile_ms([], 50) is None  # no queries: no figure, not a zero or a NaN
+    assert percentile_ms([0.010, 0.020, 0.030], 50) == 20.0
+    assert percentile_ms([0.01234, 0.01234], 95) == 12.3
