@@ -231,15 +231,19 @@ def cmd_bench_latency(args: argparse.Namespace) -> int:
     )
     for k, v in st.items():
         print(f"  {k:9} p50 {v['p50']:.1f} ms  p95 {v['p95']:.1f} ms")
-    print(
-        f"  GDS compute (pageRank.stats computeMillis) p50 {result['gds_compute_ms']['p50']:.1f} "
-        f"ms; whole stats call p50 {result['gds_stats_call_ms']['p50']:.1f} ms"
-    )
-    print(
-        f"  in-process scipy reference p50 {result['in_process_reference_ms']['p50']:.1f} ms; "
-        f"GDS PageRank stage / reference = {result['ratio_gds_pagerank_stage_to_reference_p50']}; "
-        f"GDS compute / reference = {result['ratio_gds_compute_to_reference_p50']}"
-    )
+    if result["gds_compute_ms"]["p50"] is not None:  # a local walk has no projection to time
+        print(
+            f"  GDS compute (pageRank.stats computeMillis) p50 "
+            f"{result['gds_compute_ms']['p50']:.1f} ms; whole stats call p50 "
+            f"{result['gds_stats_call_ms']['p50']:.1f} ms"
+        )
+    if result["in_process_reference_ms"]["p50"] is not None:
+        print(
+            f"  in-process scipy reference p50 {result['in_process_reference_ms']['p50']:.1f} ms; "
+            f"GDS PageRank stage / reference = "
+            f"{result['ratio_gds_pagerank_stage_to_reference_p50']}; "
+            f"GDS compute / reference = {result['ratio_gds_compute_to_reference_p50']}"
+        )
     print(
         f"same top-5 as the reference: {same_top5}/{compared}; projection {projection_s:.2f}s; "
         f"wrote {path}"

@@ -161,3 +161,11 @@ def test_index_and_latency_benches_on_a_slice(
     assert lat["compared"] + lat["dense_fallbacks"] == LIMIT and lat["compared"] > 0
     assert lat["gds_compute_ms"]["p50"] >= 0 and lat["in_process_reference_ms"]["p50"] > 0
     assert 0 <= lat["same_top5"] <= lat["compared"]
+
+    # The local walk projects per question: its report has the local graph's size and no
+    # whole-namespace reference to compare with.
+    local = ["--set", "walk=local"]
+    assert main(["bench-latency", str(dataset_dir), "--limit", str(LIMIT), *local, *common]) == 0
+    lat = json.loads((out / f"retrieval_{DATASET}_default_walk-local.json").read_text())
+    assert lat["scope"] == "local" and lat["local_graph"]["relationships_p50"] > 0
+    assert lat["stages_ms"]["local_projection"]["p50"] > 0 and lat["compared"] == 0
