@@ -63,7 +63,8 @@ class RetrievalConfig(BaseModel):
     max_iterations: int = Field(default=100, ge=1)
     # At damping 0.5 the walk stops after 8 rounds at 1e-4 instead of 13 at 1e-6
     tolerance: float = Field(default=1e-4, gt=0)
-    # Threads per GDS PageRank call: one query's graph is small, concurrent queries use the rest
+    # Threads per GDS call (PageRank, a local projection): one query's graph is small,
+    # concurrent queries use the rest
     gds_concurrency: int = Field(default=1, ge=1)
     orientation: Literal["directed", "undirected"] = "undirected"
     walk_cooccurrence: bool = False
