@@ -13,11 +13,13 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import multiprocessing
 import os
 import shutil
 import subprocess
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, cast
 
@@ -55,7 +57,6 @@ def measure_size(
 ) -> dict[str, Any]:
     """Grow the profile's namespace to `size` passages, then measure it."""
     from terag_neo4j.client import TeragClient
-    from terag_neo4j.eval.metrics import percentile, percentile_ms, recall_at_k
     from terag_neo4j.eval.synthetic import SyntheticEmbedder, read_corpus
 
     ns = f"{prefix}_{profile}"
@@ -87,12 +88,48 @@ def measure_size(
                 size,
                 report.passages_new / max(report.total_s, 1e-9),
             )
+        # The queries run in a process of their own, as a service's would: its peak memory is
+        # the query path's, without the ingest's or the replay file's.
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=1, mp_context=ctx) as pool:
+            queries = pool.submit(time_queries, settings, ns, folder, size, questions).result()
         info = client.stats()
+        pid, db = _local_server(settings)
+        return {
+            "profile": profile,
+            "passages": info.passages,
+            "concepts": info.concepts,
+            "has_passage": info.has_passage,
+            "co_occurrence": info.co_occurrence,
+            "added": added,
+            "ingest_s": round(ingest_s, 1),
+            "write_s": round(write_s, 1),
+            "ingest_passages_per_s": round(added / ingest_s, 1) if ingest_s else None,
+            "store_mib": _dir_mib(db) if db else None,
+            "neo4j_mib": process_rss_mib(pid) if pid else {},
+            "python_peak_mib": round(peak_rss_mib(), 1),
+            **queries,
+            "gds_projections_mb": sum(g["mb"] for g in info.projections),
+        }
+
+
+def time_queries(
+    settings: Settings, namespace: str, folder: Path, size: int, questions: int
+) -> dict[str, Any]:
+    """Time the corpus's questions whose passages the namespace holds: once, then again with
+    their neighbourhoods in the page cache. Run in a fresh process (see `measure_size`)."""
+    from terag_neo4j.client import TeragClient
+    from terag_neo4j.eval.metrics import percentile, percentile_ms, recall_at_k
+    from terag_neo4j.eval.synthetic import SyntheticEmbedder
+
+    client = TeragClient(settings, namespace=namespace, extractor="spacy")
+    client._embedder = cast(Any, SyntheticEmbedder())
+    with client:
         r = client.retriever
-        r.drop_projections(ns)
+        r.drop_projections(namespace)
         t = time.perf_counter()
-        if r.scope(info.passages) == "global":  # a local walk projects per query instead
-            r.ensure_projection(ns)
+        if r.scope(client.stats().passages) == "global":  # a local walk projects per query
+            r.ensure_projection(namespace)
         projection_s = time.perf_counter() - t
         qs = [json.loads(line) for line in (folder / "questions.jsonl").open(encoding="utf-8")]
         qs = [q for q in qs if int(q["id"][1:]) < size][:questions]
@@ -119,30 +156,17 @@ def measure_size(
             t = time.perf_counter()
             client.retrieve(q["question"], top_k=5)
             warm.append(time.perf_counter() - t)
-        pid, db = _local_server(settings)
-        return {
-            "profile": profile,
-            "passages": info.passages,
-            "concepts": info.concepts,
-            "has_passage": info.has_passage,
-            "co_occurrence": info.co_occurrence,
-            "added": added,
-            "ingest_s": round(ingest_s, 1),
-            "write_s": round(write_s, 1),
-            "ingest_passages_per_s": round(added / ingest_s, 1) if ingest_s else None,
-            "store_mib": _dir_mib(db) if db else None,
-            "neo4j_mib": process_rss_mib(pid) if pid else {},
-            "python_peak_mib": round(peak_rss_mib(), 1),
-            "projection_s": round(projection_s, 2),
-            "questions": len(qs),
-            "retrieval_ms": {"p50": percentile_ms(totals, 50), "p95": percentile_ms(totals, 95)},
-            "retrieval_warm_ms": {"p50": percentile_ms(warm, 50), "p95": percentile_ms(warm, 95)},
-            "pagerank_ms": {"p50": percentile_ms(pagerank, 50), "p95": percentile_ms(pagerank, 95)},
-            "walk": "/".join(sorted(walks)),
-            "local_relationships_p50": percentile(local_rels, 50) if local_rels else None,
-            "gds_projections_mb": sum(g["mb"] for g in info.projections),
-            "recall_at_5": round(float(np.mean(recall)), 3) if recall else None,
-        }
+    return {
+        "projection_s": round(projection_s, 2),
+        "questions": len(qs),
+        "retrieval_ms": {"p50": percentile_ms(totals, 50), "p95": percentile_ms(totals, 95)},
+        "retrieval_warm_ms": {"p50": percentile_ms(warm, 50), "p95": percentile_ms(warm, 95)},
+        "pagerank_ms": {"p50": percentile_ms(pagerank, 50), "p95": percentile_ms(pagerank, 95)},
+        "walk": "/".join(sorted(walks)),
+        "local_relationships_p50": percentile(local_rels, 50) if local_rels else None,
+        "recall_at_5": round(float(np.mean(recall)), 3) if recall else None,
+        "python_query_peak_mib": round(peak_rss_mib(), 1),
+    }
 
 
 def plot(state: dict[str, Any], path: Path) -> Path | None:
@@ -249,9 +273,9 @@ def run_scale(
 def table(state: dict[str, Any]) -> str:
     lines = [
         "| profile | passages | concepts | HAS_PASSAGE | CO_OCCURRENCE | ingest p/s | store MiB+ "
-        "| Neo4j peak MiB | Python peak MiB | projection s | p50 ms | p95 ms "
+        "| Neo4j peak MiB | ingest Python MiB | query Python MiB | projection s | p50 ms | p95 ms "
         "| warm p50 ms | warm p95 ms | R@5 |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for profile, sizes in state.get("results", {}).items():
         for r in sorted(sizes.values(), key=lambda r: r["passages"]):
@@ -259,7 +283,8 @@ def table(state: dict[str, Any]) -> str:
             lines.append(
                 f"| {profile} | {r['passages']:,} | {r['concepts']:,} | {r['has_passage']:,} | "
                 f"{r['co_occurrence']:,} | {r['ingest_passages_per_s']} | {r.get('store_added_mib')} | "
-                f"{r['neo4j_mib'].get('VmHWM')} | {r['python_peak_mib']} | {r['projection_s']} | "
+                f"{r['neo4j_mib'].get('VmHWM', 0):.0f} | {r['python_peak_mib']} | "
+                f"{r.get('python_query_peak_mib', '-')} | {r['projection_s']} | "
                 f"{r['retrieval_ms']['p50']} | {r['retrieval_ms']['p95']} | "
                 f"{warm.get('p50', '-')} | {warm.get('p95', '-')} | {r['recall_at_5']} |"
             )

@@ -83,6 +83,7 @@ def test_scale_bench_measures_and_resumes(base_settings: Settings, tmp_path: Pat
         assert rows["300"]["retrieval_ms"]["p50"] > 0 and rows["300"]["questions"] == 10
         warm = rows["300"]["retrieval_warm_ms"]  # the same questions, asked again
         assert warm["p95"] >= warm["p50"] > 0
+        assert rows["300"]["python_query_peak_mib"] > 0  # the query process's own peak
         assert (out / "scale.png").is_file()
         # A rerun keeps finished sizes and measures only the new one.
         again = run_scale(
