@@ -1,8 +1,9 @@
 // A question's neighbourhood as a GDS graph, built per query: the seed passages and the linked
 // concepts' passages, every concept of those passages named by at most $hub_cap passages (and
 // the linked concepts), and all passages of those concepts; relationships readable both ways.
-// Its size depends on the question and the cap, not on the corpus. Seeds without concepts are
-// nodes of their own (a restart node must be in the graph). GDS reads the rows with
+// Its size depends on the question and the cap, not on the corpus. Seeds without concepts, and
+// the $lone seeds (restart nodes that do not grow the graph), are nodes of their own: a
+// restart node must be in the graph. GDS reads the rows with
 // $concurrency threads: its default of 4 cost 2-3x the time on a small graph (140 vs 40-70 ms
 // for 9k relationships on 2 cores), the threads' coordination outweighing the work.
 CALL () {
@@ -32,6 +33,10 @@ CALL (near, concepts) {
   RETURN c AS source, q AS target
   UNION ALL
   UNWIND near AS p
+  RETURN p AS source, null AS target
+  UNION ALL
+  UNWIND $lone AS sid
+  MATCH (p:Passage) WHERE id(p) = sid
   RETURN p AS source, null AS target
 }
 WITH gds.graph.project($graph, source, target, {},

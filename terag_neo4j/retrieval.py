@@ -422,7 +422,7 @@ class Retriever:
             rows, info = walk.local_pagerank(
                 self.store,
                 self.rc,
-                [int(n) for n, _ in seeds],
+                seeds,
                 [m.node for m in result.matches],
                 result.restart,
                 want,

@@ -97,21 +97,27 @@ class LocalGraph:
 def local_pagerank(
     store: GraphStore,
     rc: RetrievalConfig,
-    seeds: Sequence[int],
+    seeds: Sequence[Sequence[float]],
     concepts: Sequence[int],
     sources: Sequence[Sequence[float]],
     top_k: int,
 ) -> tuple[list[dict[str, Any]], LocalGraph]:
-    """Project the question's neighbourhood, walk it, drop it (also when the walk fails)."""
+    """Project the question's neighbourhood, walk it, drop it (also when the walk fails).
+
+    `seeds` are the passage seeds ([node id, weight]); the best `rc.local_seeds` of them grow
+    the graph, the others are in it as restart nodes alone."""
     w = gds.walk(rc)
     name = gds.local_name()
     info = LocalGraph()
+    ranked = [int(n) for n, _ in sorted(seeds, key=lambda s: -s[1])]
+    cut = rc.local_seeds or len(ranked)
     t = time.perf_counter()
     try:
         rows = store.execute(
             "project_local",
             graph=name,
-            seeds=[int(s) for s in seeds],
+            seeds=ranked[:cut],
+            lone=ranked[cut:],
             concepts=[int(c) for c in concepts],
             hub_cap=w.hub_cap or 2**62,
             skip_types=w.skip_types,

@@ -127,8 +127,9 @@ def time_queries(
     with client:
         r = client.retriever
         r.drop_projections(namespace)
+        passages = client.stats().passages
         t = time.perf_counter()
-        if r.scope(client.stats().passages) == "global":  # a local walk projects per query
+        if r.scope(passages) == "global":  # a local walk projects per query
             r.ensure_projection(namespace)
         projection_s = time.perf_counter() - t
         qs = [json.loads(line) for line in (folder / "questions.jsonl").open(encoding="utf-8")]

@@ -68,6 +68,14 @@ def test_local_walk_ranks_like_the_global_one_and_leaves_no_graph(indexed: Terag
     left = indexed.store.read("gds_graphs", prefix=gds.LOCAL_PREFIX)
     assert not left, f"per-query graphs left behind: {left}"
 
+    # Only the best seed grows the graph; every other seed is still a restart node in it.
+    r.settings = indexed.settings.with_overrides(retrieval={"walk": "local", "local_seeds": 1})
+    lean = indexed.retrieve(q, top_k=5)
+    seeds = [n for n, _ in lean.restart if n not in {m.node for m in lean.matches}]
+    assert len(seeds) > 1 and lean.restart == local.restart
+    assert lean.graph_relationships < local.graph_relationships
+    assert lean.passages[0].id == local.passages[0].id
+
 
 @pytest.mark.parametrize("preset", ["default", "paper"])
 def test_gds_ranking_equals_in_process_reference(indexed: TeragClient, preset: str) -> None:
