@@ -3,9 +3,9 @@
 // the linked concepts), and all passages of those concepts; relationships readable both ways.
 // Its size depends on the question and the cap, not on the corpus. Seeds without concepts, and
 // the $lone seeds (restart nodes that do not grow the graph), are nodes of their own: a
-// restart node must be in the graph. GDS reads the rows with
-// $concurrency threads: its default of 4 cost 2-3x the time on a small graph (140 vs 40-70 ms
-// for 9k relationships on 2 cores), the threads' coordination outweighing the work.
+// restart node must be in the graph. GDS reads the rows with $concurrency threads: its default
+// of 4 cost 2-3x the time on a small graph (140 vs 40-70 ms for 9k relationships on 2 cores),
+// the threads' coordination outweighing the work.
 CALL () {
   UNWIND $seeds AS sid
   MATCH (p:Passage) WHERE id(p) = sid
