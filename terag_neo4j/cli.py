@@ -16,8 +16,11 @@ from terag_neo4j.errors import TeragError
 
 # Exit codes (README "CLI"): 1 unexpected error, 2 usage (arguments, settings, unsupported file
 # type), 3 Neo4j/Ollama unavailable, 4 not found (namespace, document, path, folder without
-# supported files), 5 some input files could not be read (named; the others were indexed).
+# supported files), 5 some input files could not be read (named; the others were indexed),
+# 6 Neo4j refused the credentials, 7 Neo4j answered with an error (no GDS plugin or database,
+# a write it does not allow, a deadlock or lock wait that outlasted the retries).
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_UNAVAILABLE, EXIT_NOT_FOUND, EXIT_BAD_FILES = 0, 1, 2, 3, 4, 5
+EXIT_AUTH, EXIT_NEO4J = 6, 7
 SAMPLE_DIR = Path(__file__).resolve().parent / "data" / "sample"
 
 DESCRIPTION = """\
@@ -374,12 +377,17 @@ class UsageError(TeragError, ValueError):
 
 def _error_line(e: BaseException) -> tuple[str, int]:
     from terag_neo4j.documents import InputError, InputNotFound
-    from terag_neo4j.store import GraphStoreError, NamespaceNotFound
+    from terag_neo4j.store import GraphStoreError, NamespaceNotFound, Neo4jUnavailable
+    from terag_neo4j.store.connection import Neo4jAuthError
 
     if isinstance(e, NamespaceNotFound | InputNotFound | FileNotFoundError):
         return str(e), EXIT_NOT_FOUND
-    if isinstance(e, GraphStoreError):
+    if isinstance(e, Neo4jUnavailable):
         return str(e), EXIT_UNAVAILABLE
+    if isinstance(e, Neo4jAuthError):
+        return str(e), EXIT_AUTH
+    if isinstance(e, GraphStoreError):
+        return str(e), EXIT_NEO4J
     from terag_neo4j.server.ollama_home import OllamaSetupError
 
     if isinstance(e, OllamaSetupError):

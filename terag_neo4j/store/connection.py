@@ -15,6 +15,8 @@ from neo4j import Driver, GraphDatabase
 from neo4j.exceptions import (
     AuthError,
     ClientError,
+    DatabaseUnavailable,
+    Neo4jError,
     ServiceUnavailable,
     SessionExpired,
     TransientError,
@@ -36,8 +38,39 @@ class Neo4jUnavailable(GraphStoreError):
     """Neo4j did not answer within the time budget (down, restarting, or unreachable)."""
 
 
-# What a server that is down or restarting raises; the same client works again once it is back.
+class Neo4jAuthError(GraphStoreError):
+    """Neo4j refused the credentials (NEO4J_USER / NEO4J_PASSWORD, or the driver's auth)."""
+
+
+class Neo4jTransientError(GraphStoreError):
+    """Neo4j answered, but could not finish the call for now (a deadlock, a lock wait or a
+    transaction it stopped, memory), and the driver's retries ran out: the same call may work
+    when run again; the server is not down."""
+
+
+# What a server that is down, starting or stopping raises: the driver's own classes for a lost
+# connection, and the one status code a database that is not serving sends
+# (Neo.TransientError.General.DatabaseUnavailable). The same client works again once it is back.
+UNAVAILABLE_ERRORS = (ServiceUnavailable, SessionExpired, DatabaseUnavailable)
+# What `StoreCore` retries at once: those, and every transient failure (the server classified
+# it as worth retrying: a deadlock, a lock wait it stopped).
 CONNECTION_ERRORS = (ServiceUnavailable, SessionExpired, TransientError)
+# Credentials refused. The driver raises `AuthError` for Unauthorized, AuthorizationFailed and
+# TokenExpired; these arrive as plain client errors.
+AUTH_CODES = frozenset(
+    {
+        "Neo.ClientError.Security.AuthenticationRateLimit",
+        "Neo.ClientError.Security.CredentialsExpired",
+    }
+)
+# Transient failures that Neo4j 5 re-classified as client errors (the driver rewrites the old
+# Neo.TransientError codes to these): a transaction stopped while it waited for a lock or ran.
+TRANSIENT_CLIENT_CODES = frozenset(
+    {
+        "Neo.ClientError.Transaction.LockClientStopped",
+        "Neo.ClientError.Transaction.Terminated",
+    }
+)
 
 
 def one_line(text: object, limit: int = 240) -> str:
@@ -59,23 +92,55 @@ def unavailable(uri: str, e: BaseException) -> Neo4jUnavailable:
     )
 
 
+def auth_refused(uri: str, e: BaseException) -> Neo4jAuthError:
+    code = e.code if isinstance(e, Neo4jError) else type(e).__name__
+    return Neo4jAuthError(
+        f"Neo4j at {uri} refused the credentials ({code}): check NEO4J_USER / NEO4J_PASSWORD "
+        "(`terag server status --show-password` prints the local server's)"
+    )
+
+
+def transient(uri: str, e: Neo4jError) -> Neo4jTransientError:
+    return Neo4jTransientError(
+        f"Neo4j at {uri} could not finish the call for now ({e.code}: "
+        f"{one_line(e.message, 160)}) and the retries ran out: run it again"
+    )
+
+
+def translate(uri: str, e: BaseException) -> GraphStoreError | None:
+    """The project's error for a driver exception, decided by its class and Neo4j status code
+    (never by its message), or None for an error of the query itself, which callers that
+    recognise GDS's failures by their codes need to see as the driver raised it."""
+    if isinstance(e, UNAVAILABLE_ERRORS):
+        return unavailable(uri, e)
+    if not isinstance(e, Neo4jError):
+        return None
+    code = e.code or ""
+    if isinstance(e, AuthError) or code in AUTH_CODES:
+        return auth_refused(uri, e)
+    if isinstance(e, TransientError) or code in TRANSIENT_CLIENT_CODES:
+        return transient(uri, e)
+    if code == "Neo.ClientError.Database.DatabaseNotFound":
+        return GraphStoreError(
+            f"Neo4j at {uri} has no such database ({one_line(e.message, 160)}): set "
+            "NEO4J_DATABASE to one that exists (Community edition has only `neo4j`; "
+            "Enterprise and Aura create others with CREATE DATABASE)"
+        )
+    return None
+
+
 @contextmanager
 def neo4j_errors(uri: str) -> Iterator[None]:
-    """Turn the driver's connection errors (after its retries) into `Neo4jUnavailable`."""
+    """Turn the driver's errors (after its retries) into the project's: `Neo4jUnavailable`,
+    `Neo4jAuthError`, `Neo4jTransientError`, `GraphStoreError`; a query's own error (a
+    `ClientError` with its code) goes through unchanged."""
     try:
         yield
-    except CONNECTION_ERRORS as e:
-        raise unavailable(uri, e) from e
-    except ClientError as e:
-        if stopping(e):
-            raise unavailable(uri, e) from e
-        if (e.code or "").endswith("Database.DatabaseNotFound"):
-            raise GraphStoreError(
-                f"Neo4j at {uri} has no such database ({one_line(e.message, 160)}): set "
-                "NEO4J_DATABASE to one that exists (Community edition has only `neo4j`; "
-                "Enterprise and Aura create others with CREATE DATABASE)"
-            ) from e
-        raise
+    except (Neo4jError, ServiceUnavailable, SessionExpired) as e:
+        mine = translate(uri, e)
+        if mine is None:
+            raise
+        raise mine from e
 
 
 # What Neo4j answers a write it will not take from this session: a user without write
@@ -91,14 +156,11 @@ def write_refused(e: BaseException) -> bool:
     return isinstance(e, ClientError) and (e.code or "") in WRITE_REFUSED
 
 
-def stopping(e: ClientError) -> bool:
-    """A client error that a stopping or starting server sends (a query caught by the shutdown
-    arrives as a bare error, or one naming the shutdown), not a fault of the query."""
-    code = e.code or ""
-    if not code or code.endswith("General.UnknownError"):
-        return True  # no code came with it: the server did not get to answer the query
-    text = f"{code} {e.message or ''} {e}".lower()
-    return any(k in text for k in ("shutdown", "shut down", "databaseunavailable"))
+def stopping(e: BaseException) -> bool:
+    """What a server that is down, starting or stopping raises (its class or status code says
+    so), not a fault of the query. A query caught by a shutdown loses its connection
+    (`ServiceUnavailable`); one sent while the database is not serving gets DatabaseUnavailable."""
+    return isinstance(e, UNAVAILABLE_ERRORS)
 
 
 def connection_target(settings: Settings) -> tuple[str, str, str | None]:
@@ -122,20 +184,25 @@ def connect(settings: Settings, target: tuple[str, str, str | None] | None = Non
     except AuthError as e:
         driver.close()
         if password is None:
-            raise GraphStoreError(
+            raise Neo4jAuthError(
                 f"Neo4j at {uri} asks for a password and NEO4J_PASSWORD is unset: set "
                 "NEO4J_USER and NEO4J_PASSWORD for it (the local server's generated password "
                 "is used only when NEO4J_URI is unset)"
             ) from e
-        raise GraphStoreError(
+        raise Neo4jAuthError(
             f"Neo4j at {uri} rejected user {user!r}: check NEO4J_USER / NEO4J_PASSWORD "
             "(`terag server status --show-password` prints the local server's)"
         ) from e
-    except (ServiceUnavailable, OSError, ValueError) as e:
+    except (ServiceUnavailable, SessionExpired, OSError) as e:
         driver.close()
-        raise GraphStoreError(
+        raise Neo4jUnavailable(
             f"cannot reach Neo4j at {uri}: start it with `terag server start` "
             "(or `docker compose up -d neo4j`), or set NEO4J_URI"
+        ) from e
+    except ValueError as e:  # an address the driver cannot use: a setting to fix
+        driver.close()
+        raise GraphStoreError(
+            f"cannot connect to Neo4j at {uri} ({one_line(e, 160)}): check NEO4J_URI"
         ) from e
     return driver
 
@@ -147,14 +214,19 @@ def verify(driver: Driver, where: str) -> None:
     try:
         driver.verify_connectivity()
     except AuthError as e:
-        raise GraphStoreError(
+        raise Neo4jAuthError(
             f"Neo4j at {where} rejected the driver's credentials: check the auth it was made "
             "with (`terag server status --show-password` prints the local server's password)"
         ) from e
-    except (ServiceUnavailable, OSError, ValueError) as e:
-        raise GraphStoreError(
+    except (ServiceUnavailable, SessionExpired, OSError) as e:
+        raise Neo4jUnavailable(
             f"cannot reach Neo4j at {where} with the driver passed in: check its URI, and that "
             "the server runs (`terag server start` for the local one)"
+        ) from e
+    except ValueError as e:
+        raise GraphStoreError(
+            f"cannot connect to Neo4j at {where} with the driver passed in "
+            f"({one_line(e, 160)}): check the URI it was made with"
         ) from e
 
 

@@ -76,18 +76,24 @@ def test_cli_on_a_dead_server_exits_3_with_one_line(dead_uri: str, tmp_path: Pat
 
 def test_errors_of_a_stopping_server_count_as_unavailable() -> None:
     """Error classification only (no server): what a restart's shutdown sends is not a query
-    fault, so the client reports the server unavailable rather than the query wrong."""
-    from neo4j.exceptions import ClientError, Neo4jError
+    fault, so the client reports the server unavailable rather than the query wrong. The class
+    or the status code says so, not the words (tests/unit/test_error_classes.py has the rest)."""
+    from neo4j.exceptions import ClientError, Neo4jError, ServiceUnavailable
 
     from terag_neo4j.store import stopping
 
-    bare = ClientError()  # what a query caught by a restart's shutdown raised in the fault test
-    shutdown = Neo4jError._hydrate_neo4j(
+    # what the queries caught by a stop of the local server raised, as Neo4j 2026.01 sent them
+    lost = ServiceUnavailable("Failed to read from defunct connection IPv4Address(...)")
+    not_serving = Neo4jError._hydrate_neo4j(
+        code="Neo.TransientError.General.DatabaseUnavailable",
+        message="Database 'neo4j' unavailable",
+    )
+    named = Neo4jError._hydrate_neo4j(
         code="Neo.ClientError.General.Unknown", message="This database is shutdown."
     )
     syntax = Neo4jError._hydrate_neo4j(
         code="Neo.ClientError.Statement.SyntaxError", message="Invalid input 'MATC'"
     )
-    assert isinstance(shutdown, ClientError) and isinstance(syntax, ClientError)
-    assert stopping(bare) and stopping(shutdown)
-    assert not stopping(syntax)
+    assert isinstance(named, ClientError) and isinstance(syntax, ClientError)
+    assert stopping(lost) and stopping(not_serving)
+    assert not stopping(ClientError()) and not stopping(named) and not stopping(syntax)
