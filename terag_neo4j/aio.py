@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -38,6 +38,53 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 __all__ = ["AsyncTeragClient"]
+
+
+class _InFlight:
+    """The calls handed to worker threads that have not finished: `wait` returns once there are
+    none. A call counts from the moment it is submitted, so one that is queued behind others in
+    the executor is waited for too; one cancelled before a thread took it never runs."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._count = 0
+
+    async def run(
+        self, call: Callable[[], T], submit: Callable[[Callable[[], T]], Awaitable[T]]
+    ) -> T:
+        started = dropped = False
+        with self._cond:
+            self._count += 1
+
+        def job() -> T:
+            nonlocal started
+            with self._cond:
+                if dropped:  # its caller gave up before a thread took it
+                    raise asyncio.CancelledError
+                started = True
+            try:
+                return call()
+            finally:
+                self._finish()
+
+        try:
+            return await submit(job)
+        except BaseException:
+            with self._cond:
+                if not started:  # never ran (cancelled in the queue, or not submitted)
+                    dropped = True
+                    self._count -= 1
+                    self._cond.notify_all()
+            raise
+
+    def _finish(self) -> None:
+        with self._cond:
+            self._count -= 1
+            self._cond.notify_all()
+
+    def wait(self) -> None:
+        with self._cond:
+            self._cond.wait_for(lambda: self._count == 0)
 
 
 class AsyncTeragClient:
@@ -60,8 +107,8 @@ class AsyncTeragClient:
         self._sync = TeragClient(settings, driver=driver, **overrides)
         self._owns_client = True
         self._executor = ThreadPoolExecutor(max_workers, "terag") if max_workers else None
-        self._warm_lock = threading.Lock()
         self._warm = False
+        self._in_flight = _InFlight()
 
     @classmethod
     def wrap(cls, client: TeragClient, *, max_workers: int | None = None) -> AsyncTeragClient:
@@ -69,8 +116,8 @@ class AsyncTeragClient:
         self._sync = client
         self._owns_client = False
         self._executor = ThreadPoolExecutor(max_workers, "terag") if max_workers else None
-        self._warm_lock = threading.Lock()
         self._warm = False
+        self._in_flight = _InFlight()
         return self
 
     @property
@@ -86,18 +133,22 @@ class AsyncTeragClient:
         return await self._in_thread(functools.partial(self._call, fn, *args, **kwargs))
 
     async def _in_thread(self, call: Callable[[], T]) -> T:
-        if self._executor is None:
-            return await asyncio.to_thread(call)
-        return await asyncio.get_running_loop().run_in_executor(self._executor, call)
+        """`call()` in a worker thread, counted until it returns (see `aclose`)."""
+        executor = self._executor
+
+        async def submit(job: Callable[[], T]) -> T:
+            if executor is None:
+                return await asyncio.to_thread(job)
+            return await asyncio.get_running_loop().run_in_executor(executor, job)
+
+        return await self._in_flight.run(call, submit)
 
     def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        # TeragClient builds its extractor, embedder and retriever lazily without a lock; build
-        # them once here so that concurrent first calls do not each load the models.
+        # The models are loaded before the first call (once: the client builds its parts under
+        # a lock), so a retrieval's timings never include them.
         if not self._warm:
-            with self._warm_lock:
-                if not self._warm:
-                    _ = self._sync.retriever
-                    self._warm = True
+            _ = self._sync.retriever
+            self._warm = True
         return fn(*args, **kwargs)
 
     async def index(
@@ -134,9 +185,11 @@ class AsyncTeragClient:
         await self._run(self._sync.drop, namespace)
 
     async def aclose(self) -> None:
-        """Wait for running calls, then close the client (unless it was wrapped)."""
+        """Wait for running calls, then close the client (unless it was wrapped). Calls in the
+        event loop's default executor are waited for too: the driver is never closed under one."""
         if self._executor is not None:
             await asyncio.to_thread(self._executor.shutdown, True)
+        await asyncio.to_thread(self._in_flight.wait)
         if self._owns_client:
             await asyncio.to_thread(self._sync.close)
 

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
@@ -80,48 +81,68 @@ class TeragClient:
         self._retriever: Retriever | None = None
         self._query_extractors: dict[str, Extractor] = {}
         self._namespace_backend: dict[str, str] = {}
+        # Builds each lazy part once: threads that ask for one at the same time would otherwise
+        # each load the models and open their own SQLite connections, of which `close` closes
+        # only the last. Re-entrant: the retriever is built from the other parts.
+        self._build_lock = threading.RLock()
 
     # ------------------------------------------------------------------ lazily built parts
 
     @property
     def llm(self) -> OllamaLLM:
         if self._llm is None:
-            self._llm = OllamaLLM(self.settings, self.ledger)
+            with self._build_lock:
+                if self._llm is None:
+                    self._llm = OllamaLLM(self.settings, self.ledger)
         return self._llm
 
     @property
     def extractor(self) -> Extractor:
         if self._extractor is None:
-            needs_llm = self.settings.extractor == "ollama"
-            self._extractor = make_extractor(self.settings, self.llm if needs_llm else None)
+            with self._build_lock:
+                if self._extractor is None:
+                    needs_llm = self.settings.extractor == "ollama"
+                    llm = self.llm if needs_llm else None
+                    self._extractor = make_extractor(self.settings, llm)
         return self._extractor
 
     @property
     def embedder(self) -> CachedEmbedder:
         if self._embedder is None:
-            inner = Embedder(self.settings.embedding_model, self.settings.embedding_batch)
-            self._embedder = CachedEmbedder(inner, self.settings.home / "embeddings.sqlite3")
+            with self._build_lock:
+                if self._embedder is None:
+                    inner = Embedder(self.settings.embedding_model, self.settings.embedding_batch)
+                    path = self.settings.home / "embeddings.sqlite3"
+                    self._embedder = CachedEmbedder(inner, path)
         return self._embedder
 
     @property
     def cache(self) -> ExtractionCache:
         if self._cache is None:
-            self._cache = ExtractionCache(self.settings.home / "extractions.sqlite3")
+            with self._build_lock:
+                if self._cache is None:
+                    self._cache = ExtractionCache(self.settings.home / "extractions.sqlite3")
         return self._cache
 
     @property
     def retriever(self) -> Retriever:
         if self._retriever is None:
-            # Every backend does query NER too (the recorded one hands it to spaCy).
-            self._retriever = Retriever(
-                self.settings,
-                self.store,
-                self.extractor,
-                self.embedder,
-                self.llm if self.settings.extractor == "ollama" or self._llm else None,
-            )
-            self._retriever.extractor_for = self.query_extractor
+            with self._build_lock:
+                if self._retriever is None:
+                    self._retriever = self._build_retriever()
         return self._retriever
+
+    def _build_retriever(self) -> Retriever:
+        # Every backend does query NER too (the recorded one hands it to spaCy).
+        retriever = Retriever(
+            self.settings,
+            self.store,
+            self.extractor,
+            self.embedder,
+            self.llm if self.settings.extractor == "ollama" or self._llm else None,
+        )
+        retriever.extractor_for = self.query_extractor
+        return retriever
 
     def query_backend(self, namespace: str | None = None) -> str:
         """The query NER backend for `namespace`: `query_extractor` when set, else the backend
@@ -157,8 +178,11 @@ class TeragClient:
         if backend == self.settings.extractor:
             return self.extractor
         if backend not in self._query_extractors:
-            llm = self.llm if backend == "ollama" else None
-            self._query_extractors[backend] = make_extractor(self.settings, llm, backend=backend)
+            with self._build_lock:
+                if backend not in self._query_extractors:
+                    llm = self.llm if backend == "ollama" else None
+                    built = make_extractor(self.settings, llm, backend=backend)
+                    self._query_extractors[backend] = built
         return self._query_extractors[backend]
 
     # ------------------------------------------------------------------ public API
