@@ -254,7 +254,10 @@ def _ensure_ollama(settings: Any) -> str:
 # ---------------------------------------------------------------------- parser
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The whole parser; with `argv`, the subcommands of other modules that `argv` does not
+    name are listed by name and help only, so `terag --help` and a wrong argument answer
+    without importing them (and the driver, Ollama's client, the bench they import)."""
     p = argparse.ArgumentParser(
         prog="terag", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -348,19 +351,68 @@ def build_parser() -> argparse.ArgumentParser:
     common(s)
     s.set_defaults(func=cmd_demo)
 
-    _attach_optional(sub)
+    _attach_optional(sub, None if argv is None else _command(argv))
     return p
 
 
-def _attach_optional(sub: Any) -> None:
-    """Subcommands owned by other modules (server managers, benchmark)."""
+# Subcommands registered by other modules, by name: module and help (tests/unit/test_cli_fast.py
+# checks that these match what the modules register).
+OPTIONAL_COMMANDS: dict[str, tuple[str, str]] = {
+    "server": ("terag_neo4j.server.cli", "local Neo4j + GDS server (no Docker needed)"),
+    "ollama": (
+        "terag_neo4j.server.ollama_cli",
+        "Build, start and stop the local Ollama server with the project's model",
+    ),
+    "bench": (
+        "terag_neo4j.eval.cli",
+        "Recall@k, EM/F1, tokens and latency on multi-hop QA data, with baselines",
+    ),
+    "bench-extraction": (
+        "terag_neo4j.eval.cli",
+        "Entity recall/precision, grounding and tokens per passage of extractors",
+    ),
+    "bench-index": (
+        "terag_neo4j.eval.cli",
+        "Indexing throughput, tokens and memory on a benchmark corpus",
+    ),
+    "bench-latency": (
+        "terag_neo4j.eval.cli",
+        "Retrieval latency per stage, GDS compute time and the in-process PageRank reference",
+    ),
+    "bench-load": (
+        "terag_neo4j.eval.cli",
+        "Throughput and latency with concurrent clients, optionally while an ingest writes",
+    ),
+    "bench-scale": (
+        "terag_neo4j.eval.cli",
+        "ingest, store, memory, projection and latency at 10k, 100k, 1M synthetic passages",
+    ),
+    "serve": (
+        "terag_neo4j.service.cli",
+        "run the HTTP API and MCP (/mcp) service over every namespace",
+    ),
+    "mcp": (
+        "terag_neo4j.service.cli",
+        "serve the MCP tools over stdio (for an agent that starts terag itself)",
+    ),
+}
+
+
+def _command(argv: Sequence[str]) -> str:
+    """The subcommand `argv` names ('' for none): its first word that is not an option."""
+    return next((a for a in argv if not a.startswith("-")), "")
+
+
+def _attach_optional(sub: Any, command: str | None = None) -> None:
+    """Subcommands owned by other modules (server managers, benchmark, service): all of them
+    (`command` None), or only the module of `command` and the others' names."""
     import importlib
 
-    for module in (
-        "terag_neo4j.server.cli",
-        "terag_neo4j.server.ollama_cli",
-        "terag_neo4j.eval.cli",
-    ):
+    modules = list(dict.fromkeys(m for m, _ in OPTIONAL_COMMANDS.values()))
+    if command is not None:
+        wanted = OPTIONAL_COMMANDS.get(command, ("", ""))[0]
+        modules = [m for m in modules if m == wanted]
+    for module in modules:
         try:
             mod = importlib.import_module(module)
         except ModuleNotFoundError as e:
@@ -369,6 +421,10 @@ def _attach_optional(sub: Any) -> None:
             raise
         register: Callable[[Any], None] = mod.register_cli
         register(sub)
+    if command is not None:
+        for name, (_, helptext) in OPTIONAL_COMMANDS.items():
+            if name not in sub.choices:
+                sub.add_parser(name, help=helptext, add_help=False)
 
 
 class UsageError(TeragError, ValueError):
@@ -405,7 +461,8 @@ def _error_line(e: BaseException) -> tuple[str, int]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,

@@ -1,0 +1,107 @@
+"""The FastAPI application: routes under /v1, MCP at /mcp, one runtime per process."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from fastapi import FastAPI
+from starlette.routing import Route
+
+from terag_neo4j.service import errors, routes_admin, routes_documents, routes_query
+from terag_neo4j.service.jobs import JobRegistry
+from terag_neo4j.service.middleware import BodyGuard, RequireKey
+from terag_neo4j.service.runtime import Runtime
+from terag_neo4j.service.settings import ServiceSettings, check_bind
+
+if TYPE_CHECKING:
+    from terag_neo4j.client import TeragClient
+    from terag_neo4j.config import Settings
+
+log = logging.getLogger(__name__)
+
+DESCRIPTION = """\
+TERAG on Neo4j as a service: index documents into namespaces and retrieve passages by
+personalised PageRank over their concept graph. Send an API key as `Authorization: Bearer KEY`
+or `X-API-Key: KEY` when the service has keys (TERAG_API_KEYS); a key reaches only its
+namespaces. Errors are `{"error": {"type", "message"}}`. MCP (streamable HTTP) is at `/mcp`.
+"""
+
+
+def create_app(
+    service: ServiceSettings | None = None,
+    settings: Settings | None = None,
+    client: TeragClient | None = None,
+) -> FastAPI:
+    """The service app. `client` hands in a ready `TeragClient` (tests, embedding); otherwise
+    one is built from `settings` (default: the environment) when the app starts."""
+    service = service or ServiceSettings()
+    keys = service.keyring()
+    check_bind(service.host, keys)
+    runtime = Runtime(service, settings, client)
+    jobs = JobRegistry(service.max_jobs_queued)
+
+    from terag_neo4j.service.mcp_tools import build_mcp
+
+    mcp = build_mcp(runtime, jobs, keys)
+    mcp_http = mcp.streamable_http_app(
+        streamable_http_path="/mcp", stateless_http=True, json_response=True, host=service.host
+    )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        runtime.start()
+        try:
+            async with mcp.session_manager.run():
+                yield
+        finally:
+            jobs.close()
+            runtime.close()
+
+    app = FastAPI(
+        title="terag-neo4j",
+        description=DESCRIPTION,
+        version="1",
+        lifespan=lifespan,
+    )
+    app.state.keys = keys
+    app.state.runtime = runtime
+    app.state.jobs = jobs
+    app.state.service = service
+    errors.install(app)
+    for r in (routes_admin.router, routes_documents.router, routes_query.router):
+        app.include_router(r)
+    # The SDK's handler, behind our key check, as a route of this app (a Mount would redirect
+    # /mcp to /mcp/, which MCP clients do not follow for POST)
+    handler = next(r for r in mcp_http.routes if isinstance(r, Route) and r.path == "/mcp")
+    app.router.routes.append(
+        Route("/mcp", RequireKey(handler.endpoint, keys), methods=["GET", "POST", "DELETE"])
+    )
+    app.add_middleware(BodyGuard, max_bytes=service.max_body_bytes)
+    if service.cors_origins:
+        from fastapi.middleware.cors import CORSMiddleware
+
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=service.cors_origins,
+            allow_methods=["GET", "POST", "DELETE"],
+            allow_headers=["Authorization", "X-API-Key", "Content-Type"],
+        )
+    return app
+
+
+def serve(service: ServiceSettings, settings: Settings | None = None, **uvicorn_kw: Any) -> None:
+    """Run the service with uvicorn until interrupted."""
+    import uvicorn
+
+    app = create_app(service, settings)
+    uvicorn.run(
+        app,
+        host=service.host,
+        port=service.port,
+        log_level="info",
+        proxy_headers=False,
+        **uvicorn_kw,
+    )

@@ -1,0 +1,152 @@
+"""One error shape for every response: `{"error": {"type", "message"}}` with the right status.
+
+The project's errors are mapped by class name along their MRO, so this module needs none of the
+stages imported (a `TeragError` from a stage that never loaded cannot occur anyway), and a new
+subclass inherits its parent's status.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from terag_neo4j.errors import TeragError
+
+log = logging.getLogger(__name__)
+
+# Most specific first does not matter: the first class in the exception's MRO that is named
+# here decides.
+STATUS_BY_ERROR: dict[str, int] = {
+    "NamespaceNotFound": 404,
+    "InputNotFound": 404,
+    "InvalidNamespace": 422,
+    "InputError": 422,
+    "SettingsError": 422,
+    "KnobError": 422,
+    "RetrievalError": 422,
+    "ServiceConfigError": 422,
+    "EmbeddingModelMismatch": 409,
+    "Neo4jUnavailable": 503,
+    "GraphStoreError": 503,
+    "LLMUnavailableError": 503,
+    "ModelNotFoundError": 503,
+    "LLMError": 502,
+    "DependencyError": 501,
+    "EmbeddingError": 500,
+    "TeragError": 500,
+}
+
+_TYPE_BY_STATUS = {
+    400: "BadRequest",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "NotFound",
+    405: "MethodNotAllowed",
+    409: "Conflict",
+    413: "PayloadTooLarge",
+    415: "UnsupportedMediaType",
+    422: "ValidationError",
+    429: "TooManyRequests",
+    500: "InternalError",
+    503: "ServiceUnavailable",
+}
+
+
+class ServiceError(Exception):
+    """An error the service itself raises, with its status, type and extra headers."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        type_: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.type = type_ or _TYPE_BY_STATUS.get(status, "Error")
+        self.message = message
+        self.headers = headers or {}
+
+
+def status_for(e: BaseException) -> tuple[int, str]:
+    """The HTTP status and error type of a project error."""
+    for cls in type(e).__mro__:
+        if cls.__name__ in STATUS_BY_ERROR:
+            name = type(e).__name__
+            return STATUS_BY_ERROR[cls.__name__], name
+    return 500, "InternalError"
+
+
+# The store's "not found" names the namespaces that do exist: another tenant's, behind a key
+_KNOWN = re.compile(r"\s*\(known: [^)]*\)")
+
+
+def public_message(e: BaseException) -> str:
+    """The error's message as a caller may see it."""
+    return _KNOWN.sub("", str(e))
+
+
+def error_body(type_: str, message: str) -> dict[str, Any]:
+    return {"error": {"type": type_, "message": message}}
+
+
+def error_response(
+    status: int, type_: str, message: str, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    return JSONResponse(error_body(type_, message), status_code=status, headers=headers)
+
+
+def _validation_message(e: RequestValidationError) -> str:
+    parts = []
+    for err in e.errors()[:5]:
+        if err.get("type") == "json_invalid":
+            parts.append("body: not valid JSON")
+            continue
+        where = ".".join(str(x) for x in err.get("loc", ()) if x != "body") or "body"
+        parts.append(f"{where}: {err.get('msg', 'invalid')}")
+    return "; ".join(parts) or "invalid request"
+
+
+def install(app: FastAPI) -> None:
+    """Exception handlers that give every error the one shape."""
+
+    async def on_service(_: Request, e: Exception) -> JSONResponse:
+        assert isinstance(e, ServiceError)
+        return error_response(e.status, e.type, e.message, e.headers)
+
+    async def on_terag(_: Request, e: Exception) -> JSONResponse:
+        status, type_ = status_for(e)
+        if status >= 500:
+            log.warning("%s: %s", type_, e)
+        return error_response(status, type_, public_message(e))
+
+    async def on_validation(_: Request, e: Exception) -> JSONResponse:
+        assert isinstance(e, RequestValidationError)
+        return error_response(422, "ValidationError", _validation_message(e))
+
+    async def on_http(_: Request, e: Exception) -> JSONResponse:
+        assert isinstance(e, StarletteHTTPException)
+        status = e.status_code
+        return error_response(
+            status,
+            _TYPE_BY_STATUS.get(status, "Error"),
+            str(e.detail),
+            dict(e.headers) if e.headers else None,
+        )
+
+    async def on_other(_: Request, e: Exception) -> JSONResponse:
+        log.exception("unexpected error")
+        return error_response(500, "InternalError", f"{type(e).__name__}: see the service log")
+
+    app.add_exception_handler(ServiceError, on_service)
+    app.add_exception_handler(TeragError, on_terag)
+    app.add_exception_handler(RequestValidationError, on_validation)
+    app.add_exception_handler(StarletteHTTPException, on_http)
+    app.add_exception_handler(Exception, on_other)

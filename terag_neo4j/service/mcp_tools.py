@@ -1,0 +1,187 @@
+"""The service's operations as MCP tools (the official `mcp` SDK's `MCPServer`).
+
+Over streamable HTTP (mounted at /mcp in `terag serve`) each call carries the caller's key in its
+HTTP headers, and every tool checks the namespace against it as the HTTP routes do; over stdio
+(`terag mcp`) the caller is the local user who started the process, with the access of
+`TERAG_MCP_KEY` when set (a key from TERAG_API_KEYS), else all of it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+from terag_neo4j.errors import TeragError
+from terag_neo4j.service import graph
+from terag_neo4j.service.auth import authenticate, authorize
+from terag_neo4j.service.errors import ServiceError, public_message, status_for
+from terag_neo4j.service.routes_query import _read, retrieval_view
+from terag_neo4j.service.schemas import QUESTION_MAX, TextDocument
+from terag_neo4j.service.settings import Principal
+
+if TYPE_CHECKING:
+    from terag_neo4j.client import TeragClient
+    from terag_neo4j.service.jobs import JobRegistry
+    from terag_neo4j.service.runtime import Runtime
+    from terag_neo4j.service.settings import KeyRing
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+READY_WAIT_S = 120.0
+INSTRUCTIONS = (
+    "TERAG knowledge graph search over Neo4j. Call list_namespaces first, then search a "
+    "namespace with a question; ask also answers it with a small local LLM."
+)
+
+
+def build_mcp(
+    runtime: Runtime, jobs: JobRegistry, keys: KeyRing, stdio_principal: Principal | None = None
+) -> MCPServer[Any]:
+    server: MCPServer[Any] = MCPServer("terag", instructions=INSTRUCTIONS)
+
+    def principal(ctx: Context[Any, Any]) -> Principal:
+        headers = ctx.headers
+        if headers is None:  # stdio: the process's own user
+            if stdio_principal is None:
+                raise ToolError("Forbidden: no access configured for this transport")
+            return stdio_principal
+        try:
+            return authenticate(keys, {k.lower(): v for k, v in headers.items()})
+        except ServiceError as e:
+            raise ToolError(f"{e.type}: {e.message}") from None
+
+    def scoped(ctx: Context[Any, Any], namespace: str, write: bool = False) -> None:
+        try:
+            authorize(principal(ctx), namespace, write)
+        except ServiceError as e:
+            raise ToolError(f"{e.type}: {e.message}") from None
+
+    async def ready() -> None:
+        # An agent may call a tool while the models still load: wait, as a local tool would
+        if not runtime.warm:
+            await anyio.to_thread.run_sync(runtime.wait_ready, READY_WAIT_S)
+
+    async def call(fn: Callable[[TeragClient], T]) -> T:
+        await ready()
+        try:
+            return await runtime.call(fn)
+        except ServiceError as e:
+            raise ToolError(f"{e.type}: {e.message}") from None
+        except TeragError as e:
+            raise ToolError(f"{status_for(e)[1]}: {public_message(e)}") from None
+
+    @server.tool()
+    async def list_namespaces(ctx: Context[Any, Any]) -> list[dict[str, Any]]:
+        """The namespaces (corpora) you may search, with their passage and concept counts."""
+        p = principal(ctx)
+        infos = await call(lambda c: c.namespaces())
+        return [
+            {"name": i.name, "passages": i.passages, "concepts": i.concepts}
+            for i in infos
+            if p.can_read(i.name)
+        ]
+
+    @server.tool()
+    async def search(
+        namespace: str, question: str, ctx: Context[Any, Any], top_k: int = 5
+    ) -> dict[str, Any]:
+        """Top passages of a namespace for a question (personalised PageRank over the concept
+        graph), with the concepts that linked the question to it."""
+        scoped(ctx, namespace)
+        _question(question)
+        k = max(1, min(int(top_k), 100))
+        res = await call(lambda c: c.retrieve(question, top_k=k, namespace=namespace))
+        return retrieval_view(res).model_dump(exclude={"restart", "timings"})
+
+    @server.tool()
+    async def ask(
+        namespace: str, question: str, ctx: Context[Any, Any], top_k: int = 5
+    ) -> dict[str, Any]:
+        """Answer a question from a namespace's passages; returns the answer and the ids of
+        the passages it was read from."""
+        scoped(ctx, namespace)
+        _question(question)
+        k = max(1, min(int(top_k), 100))
+        res = await call(lambda c: c.retrieve(question, top_k=k, namespace=namespace))
+        ans = await call(lambda c: _read(c, question, res))
+        return ans.model_dump(exclude={"retrieval"})
+
+    @server.tool()
+    async def add_text(
+        namespace: str, document_id: str, text: str, ctx: Context[Any, Any], title: str = ""
+    ) -> dict[str, Any]:
+        """Add (or replace) a document in a namespace; indexing runs in the background:
+        poll ingest_status with the returned job id."""
+        from terag_neo4j.documents import Document
+
+        scoped(ctx, namespace, write=True)
+        await ready()
+        try:
+            d = TextDocument(id=document_id, text=text, title=title)
+            job = jobs.submit(
+                runtime.client, namespace, [Document(id=d.id, text=d.text, title=d.title)]
+            )
+        except (ServiceError, ValueError) as e:
+            raise ToolError(str(e)) from None
+        return job.view().model_dump()
+
+    @server.tool()
+    async def ingest_status(job_id: str, ctx: Context[Any, Any]) -> dict[str, Any]:
+        """An ingest job's state and progress (passages done of total), errors and tokens."""
+        try:
+            job = jobs.get(job_id)
+        except ServiceError as e:
+            raise ToolError(f"{e.type}: {e.message}") from None
+        scoped(ctx, job.namespace)
+        return job.view().model_dump()
+
+    @server.tool()
+    async def list_documents(
+        namespace: str, ctx: Context[Any, Any], offset: int = 0, limit: int = 100
+    ) -> dict[str, Any]:
+        """A namespace's documents with their passage counts."""
+        scoped(ctx, namespace)
+        lim = max(1, min(int(limit), 1000))
+        docs, total = await call(lambda c: graph.documents(c, namespace, max(0, offset), lim))
+        return {"documents": [d.model_dump() for d in docs], "total": total}
+
+    @server.tool()
+    async def delete_document(
+        namespace: str, document_id: str, ctx: Context[Any, Any]
+    ) -> dict[str, Any]:
+        """Remove a document and its passages from a namespace."""
+        scoped(ctx, namespace, write=True)
+
+        def work(c: Any) -> int:
+            c.store.require_namespace(namespace)
+            if not c.store.documents_present(namespace, [document_id]):
+                raise ServiceError(404, f"no document {document_id!r} in {namespace!r}")
+            return int(c.store.delete_document(namespace, document_id))
+
+        return {"namespace": namespace, "document": document_id, "passages": await call(work)}
+
+    @server.tool()
+    async def concept_neighbourhood(
+        namespace: str, concept: str, ctx: Context[Any, Any], depth: int = 1, max_nodes: int = 50
+    ) -> dict[str, Any]:
+        """A concept's neighbourhood: the passages and concepts around it, bounded by depth
+        (1-3) and node count (1-500)."""
+        scoped(ctx, namespace)
+        d, n = max(1, min(int(depth), 3)), max(1, min(int(max_nodes), 500))
+        g = await call(lambda c: graph.neighbourhood(c, namespace, concept, d, n))
+        return g.model_dump()
+
+    return server
+
+
+def _question(question: str) -> None:
+    if not question.strip():
+        raise ToolError("ValidationError: question is empty")
+    if len(question) > QUESTION_MAX:
+        raise ToolError(f"ValidationError: question over {QUESTION_MAX} characters")

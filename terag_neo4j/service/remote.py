@@ -1,0 +1,250 @@
+"""`TeragRemote`: `TeragClient`'s surface over a running `terag serve`, sync and async.
+
+Imports httpx and pydantic only (no torch, no Neo4j driver), so an application can query the
+service from a small environment:
+
+    >>> from terag_neo4j.service.remote import TeragRemote
+    >>> with TeragRemote("http://127.0.0.1:8000", api_key="...") as terag:  # doctest: +SKIP
+    ...     job = terag.index_texts([{"id": "a", "text": "..."}], namespace="wiki", wait=True)
+    ...     print(terag.retrieve("Who designed the Beetle?", namespace="wiki").passages[0].id)
+
+Errors come back as `RemoteError` with the service's status, type and message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, Self
+from urllib.parse import quote
+
+import httpx
+
+from terag_neo4j.errors import TeragError
+from terag_neo4j.service.schemas import (
+    Answer,
+    Deleted,
+    DocumentList,
+    Graph,
+    Job,
+    Namespace,
+    NamespaceStats,
+    Retrieval,
+)
+
+TextInput = Mapping[str, str]
+FINISHED = ("succeeded", "failed", "cancelled")
+
+
+class RemoteError(TeragError):
+    """An error answer of the service: `status`, `type` and `message` as it sent them."""
+
+    def __init__(self, status: int, type_: str, message: str) -> None:
+        super().__init__(f"{status} {type_}: {message}")
+        self.status = status
+        self.type = type_
+        self.message = message
+
+
+def _raise_for(r: httpx.Response) -> None:
+    if r.status_code < 400:
+        return
+    try:
+        err = r.json()["error"]
+        raise RemoteError(r.status_code, str(err["type"]), str(err["message"]))
+    except (ValueError, KeyError, TypeError):
+        raise RemoteError(r.status_code, "HTTPError", r.text[:200]) from None
+
+
+def _headers(api_key: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+
+def _ns(namespace: str) -> str:
+    return quote(namespace, safe="")
+
+
+class _Paths:
+    def __init__(self, namespace: str) -> None:
+        self.namespace = namespace
+
+    def ns(self, namespace: str | None, tail: str = "") -> str:
+        return f"/v1/namespaces/{_ns(namespace or self.namespace)}{tail}"
+
+
+class TeragRemote(_Paths):
+    """A synchronous client of the service (one HTTP connection pool)."""
+
+    def __init__(
+        self,
+        url: str,
+        api_key: str | None = None,
+        namespace: str = "default",
+        timeout: float = 60.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        super().__init__(namespace)
+        self.http = httpx.Client(
+            base_url=url, headers=_headers(api_key), timeout=timeout, transport=transport
+        )
+
+    def _call(self, method: str, path: str, **kw: Any) -> Any:
+        r = self.http.request(method, path, **kw)
+        _raise_for(r)
+        return r.json() if r.content else None
+
+    def retrieve(
+        self, query: str, top_k: int = 5, namespace: str | None = None, mode: str | None = None
+    ) -> Retrieval:
+        body: dict[str, Any] = {"question": query, "top_k": top_k}
+        if mode:
+            body["mode"] = mode
+        return Retrieval.model_validate(
+            self._call("POST", self.ns(namespace, "/retrieve"), json=body)
+        )
+
+    def answer(self, query: str, top_k: int = 5, namespace: str | None = None) -> Answer:
+        body = {"question": query, "top_k": top_k}
+        return Answer.model_validate(self._call("POST", self.ns(namespace, "/ask"), json=body))
+
+    def index_texts(
+        self,
+        documents: Sequence[TextInput],
+        namespace: str | None = None,
+        wait: bool = False,
+        timeout: float = 600.0,
+    ) -> Job:
+        """Add documents ({"id", "text", "title"?}); `wait` polls the job until it ends."""
+        body = {"documents": [dict(d) for d in documents]}
+        job = Job.model_validate(self._call("POST", self.ns(namespace, "/documents"), json=body))
+        return self.wait(job.id, timeout) if wait else job
+
+    def job(self, job_id: str) -> Job:
+        return Job.model_validate(self._call("GET", f"/v1/jobs/{quote(job_id, safe='')}"))
+
+    def cancel(self, job_id: str) -> Job:
+        return Job.model_validate(self._call("DELETE", f"/v1/jobs/{quote(job_id, safe='')}"))
+
+    def wait(self, job_id: str, timeout: float = 600.0) -> Job:
+        end = time.monotonic() + timeout
+        while True:
+            job = self.job(job_id)
+            if job.state in FINISHED or time.monotonic() > end:
+                return job
+            time.sleep(0.2)
+
+    def documents(
+        self, namespace: str | None = None, offset: int = 0, limit: int = 100
+    ) -> DocumentList:
+        params = {"offset": offset, "limit": limit}
+        data = self._call("GET", self.ns(namespace, "/documents"), params=params)
+        return DocumentList.model_validate(data)
+
+    def delete(self, document: str, namespace: str | None = None) -> int:
+        path = self.ns(namespace, f"/documents/{quote(document, safe='/')}")
+        return Deleted.model_validate(self._call("DELETE", path)).passages
+
+    def namespaces(self) -> list[Namespace]:
+        return [Namespace.model_validate(x) for x in self._call("GET", "/v1/namespaces")]
+
+    def stats(self, namespace: str | None = None) -> NamespaceStats:
+        return NamespaceStats.model_validate(self._call("GET", self.ns(namespace)))
+
+    def create(self, namespace: str | None = None) -> Namespace:
+        body = {"name": namespace or self.namespace}
+        return Namespace.model_validate(self._call("POST", "/v1/namespaces", json=body))
+
+    def drop(self, namespace: str | None = None) -> None:
+        self._call("DELETE", self.ns(namespace))
+
+    def graph(
+        self, concept: str, namespace: str | None = None, depth: int = 1, max_nodes: int = 50
+    ) -> Graph:
+        params = {"concept": concept, "depth": depth, "max_nodes": max_nodes}
+        return Graph.model_validate(self._call("GET", self.ns(namespace, "/graph"), params=params))
+
+    def close(self) -> None:
+        self.http.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncTeragRemote(_Paths):
+    """The asynchronous twin of `TeragRemote` (httpx.AsyncClient)."""
+
+    def __init__(
+        self,
+        url: str,
+        api_key: str | None = None,
+        namespace: str = "default",
+        timeout: float = 60.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        super().__init__(namespace)
+        self.http = httpx.AsyncClient(
+            base_url=url, headers=_headers(api_key), timeout=timeout, transport=transport
+        )
+
+    async def _call(self, method: str, path: str, **kw: Any) -> Any:
+        r = await self.http.request(method, path, **kw)
+        _raise_for(r)
+        return r.json() if r.content else None
+
+    async def retrieve(
+        self, query: str, top_k: int = 5, namespace: str | None = None, mode: str | None = None
+    ) -> Retrieval:
+        body: dict[str, Any] = {"question": query, "top_k": top_k}
+        if mode:
+            body["mode"] = mode
+        data = await self._call("POST", self.ns(namespace, "/retrieve"), json=body)
+        return Retrieval.model_validate(data)
+
+    async def answer(self, query: str, top_k: int = 5, namespace: str | None = None) -> Answer:
+        body = {"question": query, "top_k": top_k}
+        return Answer.model_validate(
+            await self._call("POST", self.ns(namespace, "/ask"), json=body)
+        )
+
+    async def index_texts(
+        self,
+        documents: Sequence[TextInput],
+        namespace: str | None = None,
+        wait: bool = False,
+        timeout: float = 600.0,
+    ) -> Job:
+        body = {"documents": [dict(d) for d in documents]}
+        data = await self._call("POST", self.ns(namespace, "/documents"), json=body)
+        job = Job.model_validate(data)
+        return await self.wait(job.id, timeout) if wait else job
+
+    async def job(self, job_id: str) -> Job:
+        return Job.model_validate(await self._call("GET", f"/v1/jobs/{quote(job_id, safe='')}"))
+
+    async def wait(self, job_id: str, timeout: float = 600.0) -> Job:
+        end = time.monotonic() + timeout
+        while True:
+            job = await self.job(job_id)
+            if job.state in FINISHED or time.monotonic() > end:
+                return job
+            await asyncio.sleep(0.2)
+
+    async def delete(self, document: str, namespace: str | None = None) -> int:
+        path = self.ns(namespace, f"/documents/{quote(document, safe='/')}")
+        return Deleted.model_validate(await self._call("DELETE", path)).passages
+
+    async def namespaces(self) -> list[Namespace]:
+        return [Namespace.model_validate(x) for x in await self._call("GET", "/v1/namespaces")]
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

@@ -1,0 +1,181 @@
+"""Documents and ingest jobs: add texts (JSON) or files (multipart), list, delete; job status
+and cancellation."""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+from fastapi import APIRouter, File, Query, Request, Response, UploadFile
+
+from terag_neo4j.service import graph
+from terag_neo4j.service.auth import Caller, ReadNamespace, WriteNamespace, authorize
+from terag_neo4j.service.errors import ServiceError
+from terag_neo4j.service.routes_admin import ERRORS, runtime
+from terag_neo4j.service.schemas import Deleted, DocumentList, Job, TextsRequest
+
+if TYPE_CHECKING:
+    from terag_neo4j.documents import Document
+    from terag_neo4j.service.jobs import JobRegistry
+
+router = APIRouter(prefix="/v1")
+UPLOAD_SUFFIXES = {".txt", ".md", ".markdown", ".jsonl", ".ndjson"}
+JOB_ERRORS = {**ERRORS, 413: ERRORS[422], 415: ERRORS[422]}
+
+
+def jobs(request: Request) -> JobRegistry:
+    reg: JobRegistry = request.app.state.jobs
+    return reg
+
+
+def _check_sizes(docs: list[Document]) -> None:
+    from terag_neo4j.documents import MAX_DOCUMENT_CHARS
+
+    for d in docs:
+        if len(d.text) > MAX_DOCUMENT_CHARS:
+            raise ServiceError(
+                413,
+                f"document {d.id!r} has {len(d.text):,} characters, over the "
+                f"{MAX_DOCUMENT_CHARS:,} limit; split it",
+            )
+
+
+def _submit(request: Request, namespace: str, docs: list[Document]) -> Job:
+    _check_sizes(docs)
+    rt = runtime(request)
+    job = jobs(request).submit(rt.client, namespace, docs)
+    return job.view()
+
+
+@router.post(
+    "/namespaces/{namespace}/documents",
+    response_model=Job,
+    status_code=202,
+    tags=["documents"],
+    responses=JOB_ERRORS,
+)
+async def add_texts(request: Request, namespace: WriteNamespace, body: TextsRequest) -> Job:
+    """Index texts in the background; poll the returned job. The same id with the same text
+    again changes nothing; with another text it replaces the document."""
+    from terag_neo4j.documents import Document
+
+    ids = [d.id for d in body.documents]
+    if len(set(ids)) != len(ids):
+        raise ServiceError(422, "documents: every id must be unique within a request")
+    docs = [Document(id=d.id, text=d.text, title=d.title) for d in body.documents]
+    return _submit(request, namespace, docs)
+
+
+def _upload_text(name: str, data: bytes) -> None:
+    if b"\x00" in data:
+        raise ServiceError(415, f"{name}: binary content; upload UTF-8 text")
+    try:
+        data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise ServiceError(415, f"{name}: not valid UTF-8 (byte {e.start}); re-encode it") from None
+
+
+@router.post(
+    "/namespaces/{namespace}/documents/upload",
+    response_model=Job,
+    status_code=202,
+    tags=["documents"],
+    responses=JOB_ERRORS,
+)
+async def upload(
+    request: Request,
+    namespace: WriteNamespace,
+    files: Annotated[list[UploadFile], File(description=".txt, .md or .jsonl files")],
+) -> Job:
+    """Index uploaded files (as `terag index` reads them: a text file is one document with the
+    file name as its id, a .jsonl file one document per line)."""
+    from terag_neo4j.documents import load_documents
+
+    docs: list[Document] = []
+    with tempfile.TemporaryDirectory(prefix="terag-upload-") as tmp:
+        for f in files:
+            name = Path(f.filename or "").name
+            suffix = Path(name).suffix.lower()
+            if not name or suffix not in UPLOAD_SUFFIXES:
+                raise ServiceError(
+                    415, f"{name or 'a file'}: unsupported file type (use .txt, .md or .jsonl)"
+                )
+            data = await f.read()
+            _upload_text(name, data)
+            path = Path(tmp) / name
+            path.write_bytes(data)
+            for d in load_documents([path]):
+                # A text file's id is its name here (not the temporary folder's path)
+                docs.append(d if suffix in {".jsonl", ".ndjson"} else _renamed(d, name))
+    if not docs:
+        raise ServiceError(422, "no documents in the uploaded files")
+    return _submit(request, namespace, docs)
+
+
+def _renamed(d: Document, name: str) -> Document:
+    return dataclasses.replace(d, id=name, source=name)
+
+
+@router.get(
+    "/namespaces/{namespace}/documents",
+    response_model=DocumentList,
+    tags=["documents"],
+    responses=ERRORS,
+)
+async def list_documents(
+    request: Request,
+    namespace: ReadNamespace,
+    offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> DocumentList:
+    """The namespace's documents, with their passage counts, by id."""
+    docs, total = await runtime(request).call(
+        lambda c: graph.documents(c, namespace, offset, limit)
+    )
+    return DocumentList(namespace=namespace, documents=docs, total=total)
+
+
+@router.delete(
+    "/namespaces/{namespace}/documents/{document_id:path}",
+    response_model=Deleted,
+    tags=["documents"],
+    responses=ERRORS,
+)
+async def delete_document(request: Request, namespace: WriteNamespace, document_id: str) -> Deleted:
+    """Remove a document and its passages; 404 if the namespace has no such document."""
+
+    def work(c: Any) -> int:
+        c.store.require_namespace(namespace)
+        if not c.store.documents_present(namespace, [document_id]):
+            raise ServiceError(404, f"no document {document_id!r} in namespace {namespace!r}")
+        return int(c.store.delete_document(namespace, document_id))
+
+    n = await runtime(request).call(work)
+    return Deleted(namespace=namespace, document=document_id, passages=n)
+
+
+@router.get("/jobs/{job_id}", response_model=Job, tags=["jobs"], responses=ERRORS)
+async def job_status(request: Request, job_id: str, principal: Caller) -> Job:
+    """An ingest job's state, passages done of total, errors and tokens."""
+    job = jobs(request).get(job_id)
+    authorize(principal, job.namespace, write=False)
+    return job.view()
+
+
+@router.get("/jobs", response_model=list[Job], tags=["jobs"], responses=ERRORS)
+async def list_jobs(request: Request, principal: Caller) -> list[Job]:
+    """Recent ingest jobs of the namespaces this key may read."""
+    return [j.view() for j in jobs(request).jobs() if principal.can_read(j.namespace)]
+
+
+@router.delete("/jobs/{job_id}", response_model=Job, tags=["jobs"], responses=ERRORS)
+async def cancel_job(request: Request, job_id: str, principal: Caller) -> Response:
+    """Cancel a job: a queued one at once, a running one before its next group of documents
+    (what it wrote stays, and adding the same documents again resumes)."""
+    reg = jobs(request)
+    job = reg.get(job_id)
+    authorize(principal, job.namespace, write=True)
+    reg.cancel(job)
+    return Response(job.view().model_dump_json(), 202, media_type="application/json")

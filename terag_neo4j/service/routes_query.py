@@ -1,0 +1,140 @@
+"""Retrieve, ask (optionally streamed as NDJSON, passages first) and a concept's neighbourhood."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import StreamingResponse
+
+from terag_neo4j.service import graph
+from terag_neo4j.service.auth import ReadNamespace
+from terag_neo4j.service.errors import ServiceError, error_body, public_message, status_for
+from terag_neo4j.service.routes_admin import ERRORS, runtime
+from terag_neo4j.service.schemas import Answer, AskRequest, Graph, Retrieval, RetrieveRequest
+
+if TYPE_CHECKING:
+    from terag_neo4j.results import RetrievalResult
+
+router = APIRouter(prefix="/v1")
+
+
+def retrieval_view(res: RetrievalResult) -> Retrieval:
+    """A `RetrievalResult` as `terag retrieve --json` prints it."""
+    d = asdict(res)
+    d["score_kind"] = res.score_kind
+    return Retrieval.model_validate(d)
+
+
+def citations(answer: str, passages: list[Any]) -> list[str]:
+    """The passages that contain the answer's words; none contain it: all that were read."""
+    needle = " ".join(answer.lower().split())
+    if needle:
+        hits = [p.id for p in passages if needle in " ".join(p.text.lower().split())]
+        if hits:
+            return hits
+    return [p.id for p in passages]
+
+
+def _check_question(request: Request, question: str) -> str:
+    limit = runtime(request).service.max_question_chars
+    if len(question) > limit:
+        raise ServiceError(422, f"question: at most {limit} characters, got {len(question):,}")
+    if not question.strip():
+        raise ServiceError(422, "question: empty; ask a question")
+    return question
+
+
+@router.post(
+    "/namespaces/{namespace}/retrieve", response_model=Retrieval, tags=["query"], responses=ERRORS
+)
+async def retrieve(request: Request, namespace: ReadNamespace, body: RetrieveRequest) -> Retrieval:
+    """Top passages for a question by personalised PageRank, with the concepts that linked the
+    question to the graph and the tokens spent: the result of `TeragClient.retrieve`."""
+    q = _check_question(request, body.question)
+    kw: dict[str, Any] = {"mode": body.mode} if body.mode else {}
+    res = await runtime(request).call(
+        lambda c: c.retrieve(q, top_k=body.top_k, namespace=namespace, **kw)
+    )
+    return retrieval_view(res)
+
+
+def _read(c: Any, question: str, res: RetrievalResult) -> Answer:
+    from terag_neo4j.reader import read
+
+    text, comp = read(c.llm, question, res.passages)
+    return Answer(
+        answer=text,
+        passage_ids=[p.id for p in res.passages],
+        citations=citations(text, res.passages),
+        retrieval=retrieval_view(res),
+        input_tokens=comp.input_tokens,
+        output_tokens=comp.output_tokens,
+    )
+
+
+@router.post(
+    "/namespaces/{namespace}/ask",
+    response_model=Answer,
+    tags=["query"],
+    responses={**ERRORS, 200: {"content": {"application/x-ndjson": {}}}},
+)
+async def ask(request: Request, namespace: ReadNamespace, body: AskRequest) -> Any:
+    """Retrieve, then answer with the reader LLM. With `"stream": true` the reply is NDJSON:
+    a `passages` line as soon as retrieval is done, then `answer`, then `done` (or `error`)."""
+    q = _check_question(request, body.question)
+    rt = runtime(request)
+    if not body.stream:
+        res = await rt.call(lambda c: c.retrieve(q, top_k=body.top_k, namespace=namespace))
+        return await rt.call(lambda c: _read(c, q, res))
+
+    # Retrieval errors (unknown namespace, Neo4j down) still get their status, not a 200 stream
+    res = await rt.call(lambda c: c.retrieve(q, top_k=body.top_k, namespace=namespace))
+
+    async def lines() -> AsyncIterator[bytes]:
+        view = retrieval_view(res)
+        first = {"event": "passages", "passages": [p.model_dump() for p in view.passages]}
+        yield (json.dumps(first) + "\n").encode()
+        try:
+            ans = await rt.call(lambda c: _read(c, q, res))
+        except Exception as e:  # the status line is gone: the error is the stream's last line
+            status, type_ = status_for(e)
+            if isinstance(e, ServiceError):
+                status, type_ = e.status, e.type
+            yield (
+                json.dumps(
+                    {"event": "error", "status": status, **error_body(type_, public_message(e))}
+                )
+                + "\n"
+            ).encode()
+            return
+        yield (
+            json.dumps({"event": "answer", "answer": ans.answer, "citations": ans.citations}) + "\n"
+        ).encode()
+        done = {
+            "event": "done",
+            "input_tokens": ans.input_tokens,
+            "output_tokens": ans.output_tokens,
+            "retrieval": view.model_dump(),
+        }
+        yield (json.dumps(done) + "\n").encode()
+
+    return StreamingResponse(lines(), media_type="application/x-ndjson")
+
+
+@router.get("/namespaces/{namespace}/graph", response_model=Graph, tags=["graph"], responses=ERRORS)
+async def concept_graph(
+    request: Request,
+    namespace: ReadNamespace,
+    concept: Annotated[str, Query(min_length=1, max_length=200, examples=["Ferdinand Porsche"])],
+    depth: Annotated[int, Query(ge=1, le=3)] = 1,
+    max_nodes: Annotated[int, Query(ge=1, le=500)] = 50,
+) -> Graph:
+    """A concept's neighbourhood (concepts and passages, the walk's edges), bounded by depth and
+    node count; `truncated` says whether the bound cut it."""
+    return await runtime(request).call(
+        lambda c: graph.neighbourhood(c, namespace, concept, depth, max_nodes)
+    )

@@ -1,0 +1,207 @@
+"""Request and response bodies of the HTTP API (and of `TeragRemote`, which shares them).
+
+Imports pydantic only: the remote client uses these models without the service's dependencies.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+NAMESPACE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
+# The service's own limit is TERAG_MAX_QUESTION_CHARS; this schema bound keeps a client's request
+# small and a 100k-character question a 422 whatever the setting.
+QUESTION_MAX = 8000
+
+
+class ErrorDetail(BaseModel):
+    type: str
+    message: str
+
+
+class ErrorBody(BaseModel):
+    error: ErrorDetail
+
+
+class Health(BaseModel):
+    status: Literal["ok"] = "ok"
+
+
+class Readiness(BaseModel):
+    ready: bool
+    neo4j: bool
+    gds: str | None = None
+    models: bool
+    detail: str | None = None
+
+
+class Version(BaseModel):
+    version: str
+    api: str = "v1"
+
+
+class Namespace(BaseModel):
+    name: str
+    version: int
+    passages: int
+    concepts: int
+    extractor: str | None = None
+    model: str | None = None
+    created: str | None = None
+    updated: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class NamespaceStats(Namespace):
+    entities: int = 0
+    has_passage: int = 0
+    co_occurrence: int = 0
+    cooccurrence: str = "kept"
+    runs: list[dict[str, Any]] = Field(default_factory=list)
+    projections: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class NamespaceCreate(BaseModel):
+    name: str = Field(pattern=NAMESPACE_PATTERN, examples=["wiki"])
+
+
+class TextDocument(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(min_length=1, max_length=512, examples=["notes/beetle.md"])
+    text: str = Field(min_length=1, examples=["The Beetle was designed by Ferdinand Porsche."])
+    title: str = Field(default="", max_length=1000)
+
+
+class TextsRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    documents: list[TextDocument] = Field(min_length=1, max_length=10_000)
+
+
+class DocumentInfo(BaseModel):
+    id: str
+    title: str
+    passages: int
+
+
+class DocumentList(BaseModel):
+    namespace: str
+    documents: list[DocumentInfo]
+    total: int
+
+
+class Deleted(BaseModel):
+    namespace: str
+    document: str | None = None
+    passages: int = 0
+
+
+JobState = Literal["queued", "running", "succeeded", "failed", "cancelled"]
+
+
+class Job(BaseModel):
+    id: str
+    namespace: str
+    state: JobState
+    documents_total: int
+    documents_done: int
+    passages_total: int
+    passages_done: int
+    passages_new: int = 0
+    passages_unchanged: int = 0
+    passages_replaced: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    errors: list[str] = Field(default_factory=list)
+    created: str
+    finished: str | None = None
+
+
+class RetrieveRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    question: str = Field(
+        min_length=1, max_length=QUESTION_MAX, examples=["Who designed the Volkswagen Beetle?"]
+    )
+    top_k: int = Field(default=5, ge=1, le=100)
+    mode: Literal["pagerank", "dense", "hybrid"] | None = None
+
+
+class AskRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    question: str = Field(
+        min_length=1, max_length=QUESTION_MAX, examples=["Who designed the Volkswagen Beetle?"]
+    )
+    top_k: int = Field(default=5, ge=1, le=100)
+    stream: bool = False
+
+
+class Passage(BaseModel):
+    id: str
+    doc_id: str
+    title: str
+    text: str
+    score: float
+
+
+class Match(BaseModel):
+    entity: str
+    uid: str
+    key: str
+    name: str
+    type: str
+    match: str
+    similarity: float
+    frequency: int
+    weight: float = 0.0
+    node: int = -1
+    support: float = 0.0
+
+
+class Retrieval(BaseModel):
+    query: str
+    namespace: str
+    entities: list[str]
+    matches: list[Match]
+    passages: list[Passage]
+    mode: str
+    score_kind: str
+    fallback_reason: str | None = None
+    timings: dict[str, float] = Field(default_factory=dict)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    walk: str = ""
+    graph_nodes: int = 0
+    graph_relationships: int = 0
+    restart: list[list[float]] = Field(default_factory=list)
+
+
+class Answer(BaseModel):
+    answer: str
+    # The passages the answer was read from, and those among them that contain it
+    passage_ids: list[str]
+    citations: list[str]
+    retrieval: Retrieval
+    input_tokens: int
+    output_tokens: int
+
+
+class GraphNode(BaseModel):
+    id: str
+    label: Literal["Concept", "Passage"]
+    name: str
+    properties: dict[str, Any] = Field(default_factory=dict)
+
+
+class GraphEdge(BaseModel):
+    source: str
+    target: str
+    type: str
+
+
+class Graph(BaseModel):
+    namespace: str
+    concept: str
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+    truncated: bool

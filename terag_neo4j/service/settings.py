@@ -1,0 +1,184 @@
+"""Service settings (`TERAG_*`) and API keys scoped to namespaces.
+
+`TERAG_API_KEYS` is JSON, or the path of a JSON file, mapping each key to its scope:
+
+    {"k-alice": {"namespaces": ["wiki"], "access": "write"},
+     "k-reader": {"namespaces": "*", "access": "read"}}
+
+A key is kept only as its SHA-256 digest and looked up by comparing digests in constant time
+(`hmac.compare_digest` against every entry), so neither the key nor a timing difference leaks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from terag_neo4j.errors import TeragError
+
+Access = Literal["read", "write"]
+ALL = "*"
+
+
+class ServiceConfigError(TeragError, ValueError):
+    """A service setting that cannot be used (bad key file, public bind without keys)."""
+
+
+class KeySpec(BaseModel):
+    namespaces: list[str] | Literal["*"]
+    access: Access = "read"
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is calling: the namespaces the key reaches (None: all) and whether it may write.
+
+    `name` is a short digest prefix, safe to log, never the key."""
+
+    name: str
+    namespaces: frozenset[str] | None
+    write: bool
+
+    def can_read(self, namespace: str) -> bool:
+        return self.namespaces is None or namespace in self.namespaces
+
+    def can_write(self, namespace: str) -> bool:
+        return self.write and self.can_read(namespace)
+
+    def visible(self, names: list[str]) -> list[str]:
+        return [n for n in names if self.can_read(n)]
+
+
+# What a service without keys (loopback only) grants: everything
+OPEN = Principal("open", None, True)
+
+
+def _digest(key: str) -> bytes:
+    return hashlib.sha256(key.encode("utf-8")).digest()
+
+
+class KeyRing:
+    """The configured keys as digests; `lookup` compares against every one in constant time."""
+
+    def __init__(self, keys: dict[str, KeySpec]) -> None:
+        self._entries: list[tuple[bytes, Principal]] = []
+        for key, spec in keys.items():
+            if len(key) < 8:
+                raise ServiceConfigError(
+                    "TERAG_API_KEYS: every key needs at least 8 characters (use a random token)"
+                )
+            d = _digest(key)
+            ns = None if spec.namespaces == ALL else frozenset(spec.namespaces)
+            self._entries.append((d, Principal(d.hex()[:8], ns, spec.access == "write")))
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def lookup(self, key: str | None) -> Principal | None:
+        if not key:
+            return None
+        d = _digest(key)
+        found: Principal | None = None
+        for digest, principal in self._entries:  # no early exit: time does not tell which
+            if hmac.compare_digest(d, digest):
+                found = principal
+        return found
+
+
+def parse_keys(raw: str | None) -> dict[str, KeySpec]:
+    """`TERAG_API_KEYS` as JSON text or a JSON file's path; empty or unset means no keys."""
+    if raw is None or not raw.strip():
+        return {}
+    text = raw.strip()
+    if not text.startswith("{"):
+        path = Path(text).expanduser()
+        if not path.is_file():
+            raise ServiceConfigError(
+                "TERAG_API_KEYS: neither a JSON object nor the path of a readable JSON file"
+            )
+        text = path.read_text(encoding="utf-8")
+    try:
+        data: Any = json.loads(text)
+    except json.JSONDecodeError as e:
+        # The message names the position only: the text may hold keys
+        raise ServiceConfigError(
+            f"TERAG_API_KEYS: not valid JSON (line {e.lineno}, column {e.colno})"
+        ) from None
+    if not isinstance(data, dict):
+        raise ServiceConfigError('TERAG_API_KEYS: a JSON object {"key": {"namespaces": [...]}}')
+    out: dict[str, KeySpec] = {}
+    for i, (key, spec) in enumerate(data.items(), 1):
+        try:
+            out[str(key)] = KeySpec.model_validate(spec)
+        except ValueError:
+            raise ServiceConfigError(
+                f'TERAG_API_KEYS: entry {i} needs namespaces (a list, or "*") and access '
+                "(read or write)"
+            ) from None
+    return out
+
+
+class ServiceSettings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="TERAG_",
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        populate_by_name=True,
+    )
+
+    host: str = Field(default="127.0.0.1", validation_alias="TERAG_SERVE_HOST")
+    port: int = Field(default=8000, ge=0, le=65535, validation_alias="TERAG_SERVE_PORT")
+    # JSON text or a file path (see the module docstring); repr=False keeps keys out of logs
+    api_keys: str | None = Field(default=None, repr=False)
+    # Origins allowed to call from a browser; empty: CORS off
+    cors_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    # Retrievals run at once (threads), and how many more may wait; beyond that: 429
+    max_concurrency: int = Field(default=4, ge=1)
+    max_queue: int = Field(default=32, ge=0)
+    # A request that waited this long for a thread gets 503 rather than hanging
+    queue_timeout_s: float = Field(default=30.0, gt=0)
+    max_body_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
+    max_question_chars: int = Field(default=2000, ge=1)
+    # Ingest jobs waiting behind the running one; beyond that: 429
+    max_jobs_queued: int = Field(default=16, ge=1)
+
+    @field_validator("cors_origins", mode="before")
+    @classmethod
+    def _split_origins(cls, v: Any) -> Any:
+        if isinstance(v, str):  # a JSON list, or comma-separated
+            text = v.strip()
+            return (
+                json.loads(text)
+                if text.startswith("[")
+                else [o.strip() for o in text.split(",") if o.strip()]
+            )
+        return v
+
+    def keyring(self) -> KeyRing:
+        return KeyRing(parse_keys(self.api_keys))
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(host: str, keys: KeyRing) -> None:
+    """Without keys the service answers anyone who reaches it, so it binds loopback only."""
+    if not len(keys) and not is_loopback(host):
+        raise ServiceConfigError(
+            f"refusing to bind {host} without API keys: set TERAG_API_KEYS, or bind 127.0.0.1"
+        )

@@ -1,0 +1,65 @@
+"""`terag --help` and argument errors answer without importing the heavy modules."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from terag_neo4j import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+HEAVY = ("neo4j", "torch", "ollama", "fastapi", "mcp", "terag_neo4j.eval.bench")
+
+
+def test_named_optional_commands_match_what_their_modules_register() -> None:
+    p = cli.build_parser()  # every module imported and registered
+    sub = next(a for a in p._subparsers._group_actions)  # type: ignore[union-attr]
+    real = {c.dest: c.help for c in sub._choices_actions}
+    named = {name: helptext for name, (_, helptext) in cli.OPTIONAL_COMMANDS.items()}
+    assert {k: real.get(k) for k in named} == named
+
+
+def test_help_lists_every_command_without_importing_heavy_modules() -> None:
+    code = (
+        "import sys\n"
+        "from terag_neo4j import cli\n"
+        "try:\n"
+        "    cli.main(['--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        f"print([m for m in {HEAVY!r} if m in sys.modules])\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    ).stdout
+    assert out.strip().endswith("[]"), out
+    for name in ("index", "retrieve", "server", "bench-load", "serve", "mcp"):
+        assert f"\n    {name}" in out
+
+
+def test_argument_error_is_fast_and_exits_2() -> None:
+    t = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "terag_neo4j.cli", "retrieve"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    took = time.perf_counter() - t
+    assert proc.returncode == 2
+    assert "the following arguments are required: question" in proc.stderr
+    assert took < 2.0  # well under the interpreter plus a heavy import (about 3 s here)
+
+
+@pytest.mark.parametrize("argv", [["server", "--help"], ["serve", "--help"], ["bench", "--help"]])
+def test_a_named_command_gets_its_real_parser(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as e:
+        cli.main(argv)
+    assert e.value.code == 0
+    assert "usage: terag " + argv[0] in capsys.readouterr().out

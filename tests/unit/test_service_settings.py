@@ -1,0 +1,134 @@
+"""Service settings: API keys, the loopback rule, error mapping and admission, without services."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from terag_neo4j.documents import InputError
+from terag_neo4j.errors import TeragError
+from terag_neo4j.service.errors import ServiceError, public_message, status_for
+from terag_neo4j.service.runtime import Admission
+from terag_neo4j.service.settings import (
+    KeyRing,
+    ServiceConfigError,
+    ServiceSettings,
+    check_bind,
+    is_loopback,
+    parse_keys,
+)
+from terag_neo4j.store import InvalidNamespace, NamespaceNotFound, Neo4jUnavailable
+
+KEYS = {
+    "alice-key-123": {"namespaces": ["wiki"], "access": "write"},
+    "reader-key-456": {"namespaces": "*"},
+}
+
+
+def test_keys_from_json_text_and_from_a_file(tmp_path: Path) -> None:
+    ring = KeyRing(parse_keys(json.dumps(KEYS)))
+    alice = ring.lookup("alice-key-123")
+    assert alice is not None and alice.can_write("wiki") and not alice.can_read("other")
+    reader = ring.lookup("reader-key-456")
+    assert reader is not None and reader.can_read("anything") and not reader.can_write("wiki")
+    assert ring.lookup("alice-key-12") is None and ring.lookup(None) is None
+    f = tmp_path / "keys.json"
+    f.write_text(json.dumps(KEYS))
+    assert len(KeyRing(parse_keys(str(f)))) == 2
+    assert parse_keys("") == {} and parse_keys(None) == {}
+
+
+def test_keys_are_kept_as_digests_and_never_in_errors_or_reprs() -> None:
+    ring = KeyRing(parse_keys(json.dumps(KEYS)))
+    assert "alice-key-123" not in repr(ring.__dict__)
+    assert "alice-key-123" not in repr(ServiceSettings(api_keys=json.dumps(KEYS)))
+    with pytest.raises(ServiceConfigError) as e:
+        parse_keys('{"alice-key-123": ')
+    assert "alice-key-123" not in str(e.value)
+    with pytest.raises(ServiceConfigError) as e:
+        parse_keys('{"alice-key-123": {"namespaces": 5}}')
+    assert "alice-key-123" not in str(e.value)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "[1, 2]",
+        "/no/such/file.json",
+        '{"short": {"namespaces": "*"}}',
+        '{"longenough": {"namespaces": ["a"], "access": "admin"}}',
+    ],
+)
+def test_bad_key_settings_are_one_line_errors(raw: str) -> None:
+    with pytest.raises(ServiceConfigError):
+        KeyRing(parse_keys(raw))
+
+
+def test_without_keys_only_loopback_binds() -> None:
+    empty = KeyRing({})
+    for host in ("127.0.0.1", "::1", "localhost", "127.0.0.2"):
+        assert is_loopback(host)
+        check_bind(host, empty)
+    with pytest.raises(ServiceConfigError, match=r"refusing to bind 0\.0\.0\.0 without API keys"):
+        check_bind("0.0.0.0", empty)
+    check_bind("0.0.0.0", KeyRing(parse_keys(json.dumps(KEYS))))
+
+
+def test_settings_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TERAG_SERVE_PORT", "9123")
+    monkeypatch.setenv("TERAG_CORS_ORIGINS", "http://a.example, http://b.example")
+    s = ServiceSettings()
+    assert s.port == 9123 and s.cors_origins == ["http://a.example", "http://b.example"]
+    assert ServiceSettings(port=1).port == 1
+    assert ServiceSettings().host == "127.0.0.1"
+
+
+@pytest.mark.parametrize(
+    ("error", "status", "type_"),
+    [
+        (
+            NamespaceNotFound("namespace 'x' does not exist (known: a, b); index"),
+            404,
+            "NamespaceNotFound",
+        ),
+        (InvalidNamespace("bad"), 422, "InvalidNamespace"),
+        (InputError("bad"), 422, "InputError"),
+        (Neo4jUnavailable("down"), 503, "Neo4jUnavailable"),
+        (TeragError("?"), 500, "TeragError"),
+        (ValueError("x"), 500, "InternalError"),
+    ],
+)
+def test_project_errors_map_to_statuses(error: Exception, status: int, type_: str) -> None:
+    assert status_for(error) == (status, type_)
+
+
+def test_not_found_message_hides_the_other_namespaces() -> None:
+    e = NamespaceNotFound("namespace 'x' does not exist (known: tenant-b, c); index it first")
+    assert public_message(e) == "namespace 'x' does not exist; index it first"
+
+
+def test_admission_refuses_beyond_its_queue_and_never_hangs() -> None:
+    release = threading.Event()
+
+    async def main() -> list[object]:
+        adm = Admission(running=1, waiting=1, timeout_s=0.5)
+        blocked = asyncio.ensure_future(adm.run(lambda: release.wait(5)))
+        await asyncio.sleep(0.05)
+        waiting = asyncio.ensure_future(adm.run(lambda: 1))
+        await asyncio.sleep(0.05)
+        with pytest.raises(ServiceError) as refused:
+            await adm.run(lambda: 2)
+        assert refused.value.status == 429 and "Retry-After" in refused.value.headers
+        with pytest.raises(ServiceError) as timed_out:  # the waiting one gives up in 0.5 s
+            await waiting
+        assert timed_out.value.status == 503
+        release.set()
+        out = [await blocked, await adm.run(lambda: 3)]
+        adm.close()
+        return out
+
+    assert asyncio.run(main()) == [True, 3]
