@@ -21,14 +21,17 @@ from __future__ import annotations
 import asyncio
 import functools
 import threading
-from collections.abc import Awaitable, Callable, Iterable
+import warnings
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from terag_neo4j.client import Source, TeragClient
 from terag_neo4j.config import Settings
+from terag_neo4j.documents import InputError
 from terag_neo4j.indexing import IngestReport
-from terag_neo4j.results import AnswerResult, RetrievalResult
+from terag_neo4j.results import AnswerResult, Mode, RetrievalResult
 from terag_neo4j.store import NamespaceInfo
 
 if TYPE_CHECKING:
@@ -163,9 +166,24 @@ class AsyncTeragClient:
         return await self._run(self._sync.index, source, namespace, progress, errors)
 
     async def retrieve(
-        self, query: str, top_k: int | None = None, namespace: str | None = None, **kw: Any
+        self,
+        query: str,
+        top_k: int | None = None,
+        namespace: str | None = None,
+        entities: Sequence[str] | None = None,
+        run_id: str = "query",
+        mode: Mode | None = None,
     ) -> RetrievalResult:
-        return await self._run(self._sync.retrieve, query, top_k, namespace, **kw)
+        """See `TeragClient.retrieve`."""
+        return await self._run(
+            self._sync.retrieve,
+            query,
+            top_k,
+            namespace,
+            entities=entities,
+            run_id=run_id,
+            mode=mode,
+        )
 
     async def answer(
         self, query: str, top_k: int | None = None, namespace: str | None = None
@@ -178,8 +196,32 @@ class AsyncTeragClient:
     async def namespaces(self) -> list[NamespaceInfo]:
         return await self._in_thread(functools.partial(self._sync.namespaces))
 
-    async def delete(self, document_id: str, namespace: str | None = None) -> int:
-        return await self._in_thread(functools.partial(self._sync.delete, document_id, namespace))
+    @overload
+    async def delete(self, document: str | Path, namespace: str | None = None) -> int: ...
+
+    @overload  # the name it had before it matched `TeragClient.delete`: deprecated
+    async def delete(self, *, document_id: str, namespace: str | None = None) -> int: ...
+
+    async def delete(
+        self,
+        document: str | Path | None = None,
+        namespace: str | None = None,
+        *,
+        document_id: str | None = None,
+    ) -> int:
+        """Remove a document, named by its id or by the path `index` read it from; returns how
+        many passages went (see `TeragClient.delete`)."""
+        if document_id is not None:
+            warnings.warn(
+                "AsyncTeragClient.delete(document_id=...) is deprecated: use "
+                "delete(document=...), as TeragClient.delete",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            document = document if document is not None else document_id
+        if document is None:
+            raise InputError("delete() needs the document: its id, or the path it was read from")
+        return await self._in_thread(functools.partial(self._sync.delete, document, namespace))
 
     async def drop(self, namespace: str | None = None) -> None:
         await self._run(self._sync.drop, namespace)

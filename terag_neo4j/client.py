@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
@@ -29,7 +29,7 @@ from terag_neo4j.embeddings import CachedEmbedder, Embedder
 from terag_neo4j.extraction import ExtractionCache, Extractor, make_extractor
 from terag_neo4j.indexing import Indexer, IngestReport
 from terag_neo4j.llm import OllamaLLM, TokenLedger
-from terag_neo4j.results import AnswerResult, RetrievalResult
+from terag_neo4j.results import AnswerResult, Mode, RetrievalResult
 from terag_neo4j.retrieval import Retriever
 from terag_neo4j.store import (
     GraphStore,
@@ -237,11 +237,24 @@ class TeragClient:
         return report
 
     def retrieve(
-        self, query: str, top_k: int | None = None, namespace: str | None = None, **kw: Any
+        self,
+        query: str,
+        top_k: int | None = None,
+        namespace: str | None = None,
+        entities: Sequence[str] | None = None,
+        run_id: str = "query",
+        mode: Mode | None = None,
     ) -> RetrievalResult:
-        """Top passages for `query` by TERAG's personalised PageRank (dense fallback)."""
+        """Top passages for `query` by TERAG's personalised PageRank (dense fallback).
+
+        `entities` skips query NER (the walk starts from these names); `run_id` tags the
+        query's LLM calls in the ledger; `mode` is pagerank, dense or hybrid (default: the
+        preset's).
+        """
         with neo4j_errors(self.store.uri):
-            return self.retriever.retrieve(query, top_k=top_k, namespace=namespace, **kw)
+            return self.retriever.retrieve(
+                query, top_k=top_k, namespace=namespace, entities=entities, run_id=run_id, mode=mode
+            )
 
     def answer(
         self, query: str, top_k: int | None = None, namespace: str | None = None
