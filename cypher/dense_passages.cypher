@@ -1,11 +1,6 @@
-// Dense retrieval (the fallback and the `dense` mode): the namespace's nearest passages.
-CYPHER 25
-MATCH (p:Passage)
-  SEARCH p IN (
-    VECTOR INDEX terag_passage_vector
-    FOR $vector
-    WHERE p.namespace = $namespace
-    LIMIT $top_k
-  ) SCORE AS score
+// Dense retrieval (the fallback and the `dense` mode): the namespace's nearest passages, from
+// its own vector index, equal scores in uid order.
+CALL db.index.vector.queryNodes($vector_index, $top_k + $spare, $vector)
+YIELD node AS p, score
+WITH p, score ORDER BY score DESC, p.uid LIMIT $top_k
 RETURN p.id AS id, p.doc_id AS doc_id, p.title AS title, p.text AS text, score
-ORDER BY score DESC

@@ -1,5 +1,6 @@
 // Deletes a namespace in batches so a large one never needs one huge transaction: first the
-// relationships (they all start at a Concept), then the nodes.
+// relationships (they all start at a Concept), then the nodes. The namespace is marked
+// `dropping` before (mark_dropping.cypher), under its write lock, so no ingest writes meanwhile.
 MATCH (:Concept {namespace: $namespace})-[r]->()
 CALL (r) { DELETE r } IN TRANSACTIONS OF 10000 ROWS;
 MATCH (x) WHERE (x:Passage OR x:Concept OR x:IngestRun) AND x.namespace = $namespace

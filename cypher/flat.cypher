@@ -1,21 +1,20 @@
-// The question's best passages of the namespace, by words and by meaning, in one round trip:
-// Lucene BM25 over title and text with English stemming ($lucene is `+nskey:<namespace key>
-// +(<words>)`, or null for none), and the vector index searched inside the namespace.
-CYPHER 25
+// The question's best passages of the namespace, by words and by meaning, in one round trip,
+// each from the namespace's own index (namespace_indexes.cypher): Lucene BM25 over the folded
+// title and text with English stemming ($lucene is the question's words, or null for none),
+// and the vector index. Each ranking is cut at $top with ties broken by the passage's uid, not
+// by Lucene's document order (which segment merges change): a few more than $top are read so
+// equal scores at the cut are ordered the same way every time.
 CALL () {
   WITH $lucene AS lucene WHERE lucene IS NOT NULL
-  CALL db.index.fulltext.queryNodes('terag_passage_text', lucene, {limit: $top})
+  CALL db.index.fulltext.queryNodes($text_index, lucene, {limit: $top + $spare})
   YIELD node, score
+  WITH node, score ORDER BY score DESC, node.uid LIMIT $top
   RETURN collect([id(node), score]) AS text
 }
 CALL () {
-  MATCH (p:Passage)
-    SEARCH p IN (
-      VECTOR INDEX terag_passage_vector
-      FOR $vector
-      WHERE p.namespace = $namespace
-      LIMIT $top
-    ) SCORE AS score
-  RETURN collect([id(p), score]) AS vector
+  CALL db.index.vector.queryNodes($vector_index, $top + $spare, $vector)
+  YIELD node, score
+  WITH node, score ORDER BY score DESC, node.uid LIMIT $top
+  RETURN collect([id(node), score]) AS vector
 }
 RETURN text, vector

@@ -1,9 +1,15 @@
-// Top concepts of the types the walk includes, by cosine similarity through the vector index.
-// The index spans all namespaces, so it is asked for more candidates than needed and filtered.
-CALL db.index.vector.queryNodes('terag_concept_embedding', $candidates, $vector)
-YIELD node, score
-WHERE node.namespace = $namespace AND NOT node.type IN $skip_types
+// Top concepts of the types the walk includes, by cosine similarity, searched inside the
+// namespace by the concept vector index (its SEARCH filter), equal scores in uid order.
+CYPHER 25
+MATCH (node:Concept)
+  SEARCH node IN (
+    VECTOR INDEX terag_concept_vector
+    FOR $vector
+    WHERE node.namespace = $namespace
+    LIMIT $candidates
+  ) SCORE AS score
+WITH node, score WHERE NOT node.type IN $skip_types
 RETURN id(node) AS node, node.uid AS uid, node.key AS key, node.name AS name, node.type AS type,
        node.frequency AS frequency, 2 * score - 1 AS similarity
-ORDER BY similarity DESC
+ORDER BY similarity DESC, uid
 LIMIT $top_n

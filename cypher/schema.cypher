@@ -18,15 +18,18 @@ DROP INDEX terag_cooccurrence_pair IF EXISTS;
 CREATE CONSTRAINT terag_cooccurrence_pair_unique IF NOT EXISTS
   FOR ()-[r:CO_OCCURRENCE]-() REQUIRE r.pair IS UNIQUE;
 CREATE INDEX terag_ingest_run_ns IF NOT EXISTS FOR (r:IngestRun) ON (r.namespace);
-CREATE VECTOR INDEX terag_concept_embedding IF NOT EXISTS FOR (c:Concept) ON c.embedding
-  OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}};
-// Passages by vector, searched within one namespace (the SEARCH clause filters in the index);
-// this replaces the unfiltered index of earlier versions.
+// Concepts by vector, searched within one namespace (the SEARCH clause filters inside the
+// index, so other namespaces' concepts never crowd out a namespace's own neighbours); this
+// replaces the unfiltered index of earlier versions.
+// Not quantised, as the passage indexes (namespace_indexes.cypher): scores must not move when
+// Lucene flushes or merges a segment.
+DROP INDEX terag_concept_embedding IF EXISTS;
+CYPHER 25 CREATE VECTOR INDEX terag_concept_vector IF NOT EXISTS FOR (c:Concept) ON c.embedding
+  WITH [c.namespace]
+  OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine',
+                         `vector.quantization.enabled`: false}};
+// Passages are searched by words and by vector in indexes of their own namespace
+// (namespace_indexes.cypher, store/search.py); the database-wide ones of earlier versions go.
 DROP INDEX terag_passage_embedding IF EXISTS;
-CYPHER 25 CREATE VECTOR INDEX terag_passage_vector IF NOT EXISTS FOR (p:Passage) ON p.embedding
-  WITH [p.namespace]
-  OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}};
-// Passages by words (Lucene BM25, English stemming), searched within one namespace through its
-// one-token key `nskey` (a namespace's name can be several tokens to the analyzer).
-CREATE FULLTEXT INDEX terag_passage_text IF NOT EXISTS FOR (p:Passage) ON EACH [p.title, p.text, p.nskey]
-  OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}};
+DROP INDEX terag_passage_vector IF EXISTS;
+DROP INDEX terag_passage_text IF EXISTS;

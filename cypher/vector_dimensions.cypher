@@ -1,5 +1,6 @@
-// The dimensions of the passage and concept vector indexes (schema.cypher): an embedding model
-// must make vectors of this size, or they would be written without being indexed.
+// The dimensions of the concept vector index (schema.cypher), which each namespace's passage
+// index shares (store/search.py): an embedding model must make vectors of this size, or they
+// would be written without being indexed.
 SHOW VECTOR INDEXES YIELD name, options
-WHERE name IN ['terag_passage_vector', 'terag_concept_embedding']
+WHERE name = 'terag_concept_vector'
 RETURN name, options.indexConfig['vector.dimensions'] AS dimensions

@@ -1,8 +1,9 @@
 """The flat rankings a walk starts from: the question's best passages by words and by meaning.
 
 Words: Neo4j's full-text (Lucene) index, BM25 over title and text with English stemming.
-Meaning: the vector index over passage embeddings. Both are searched inside the namespace and
-cut at their top `flat_top`; each is min-max scaled over that top and the two are averaged, so a
+Meaning: the vector index over passage embeddings. Both indexes are the namespace's own
+(`store/search.py`), so its scores depend on its passages alone; each ranking is cut at its top
+`flat_top`; each is min-max scaled over that top and the two are averaged, so a
 passage both find ranks first and one only a single channel finds still counts. That relevance
 seeds the walk's passages and tells how far a linked concept is supported by the text
 (`restart.py`). Both searches cost the same whatever the corpus size.
@@ -16,16 +17,20 @@ from dataclasses import dataclass, field
 from terag_neo4j.extraction import normalize_name
 from terag_neo4j.linking import stopwords
 from terag_neo4j.store import GraphStore
-from terag_neo4j.store.ids import namespace_key
+from terag_neo4j.store.ids import fold, text_index, vector_index
+
+# Passages read past each ranking's cut, so that equal scores at the cut are ordered by uid
+# rather than by Lucene's document order (which segment merges change).
+TIE_SPARE = 20
 
 
-def lucene_query(namespace: str, question: str) -> str | None:
-    """`+nskey:<key> +(<words>)`: the question's content words, none of Lucene's syntax (words
-    are letters and digits after normalisation); None when no word is left."""
-    words = [w for w in normalize_name(question).split() if w not in stopwords() and len(w) > 1]
-    if not words:
-        return None
-    return f"+nskey:{namespace_key(namespace)} +({' '.join(dict.fromkeys(words))})"
+def lucene_query(question: str) -> str | None:
+    """The question's content words, folded as the index's text is, none of Lucene's syntax
+    (words are letters and digits after normalisation); None when no word is left."""
+    words = [
+        w for w in normalize_name(fold(question)).split() if w not in stopwords() and len(w) > 1
+    ]
+    return " ".join(dict.fromkeys(words)) or None
 
 
 def _scaled(pairs: Sequence[Sequence[float]] | None) -> dict[int, float]:
@@ -62,10 +67,12 @@ def flat_ranking(
 ) -> FlatRanking:
     (row,) = store.read(
         "flat",
-        namespace=namespace,
-        lucene=lucene_query(namespace, question),
+        text_index=text_index(namespace),
+        vector_index=vector_index(namespace),
+        lucene=lucene_query(question),
         vector=list(vector),
         top=top,
+        spare=TIE_SPARE,
     )
     text, dense = _scaled(row["text"]), _scaled(row["vector"])
     channels = [c for c in (text, dense) if c]

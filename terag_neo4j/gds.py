@@ -278,6 +278,13 @@ def projected_sources(
     return [s for s in sources if int(s[0]) in nodes]
 
 
+def projected_version(namespace: str, graph: str) -> int:
+    """The namespace version a projection was built at (its name says); a per-query graph is
+    built from the graph as it is now, so every passage in it counts."""
+    m = projection_name_re(namespace).fullmatch(graph)
+    return int(m["version"]) if m else 2**62
+
+
 def local_name() -> str:
     return f"{LOCAL_PREFIX}{uuid.uuid4().hex[:12]}"
 

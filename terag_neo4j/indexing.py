@@ -84,6 +84,12 @@ class Indexer:
         progress: bool = True,
     ) -> IngestReport:
         ns = check_namespace(namespace or self.settings.namespace)
+        # Every write of this ingest goes to the namespace as it found it: a drop meanwhile
+        # fails the ingest instead of leaving a new, partial namespace behind.
+        with self.store.writing(ns):
+            return self._index(documents, ns, progress)
+
+    def _index(self, documents: Iterable[Document], ns: str, progress: bool) -> IngestReport:
         t0 = time.perf_counter()
         report = IngestReport(
             run_id=f"{ns}-{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}",
@@ -117,7 +123,7 @@ class Indexer:
             self._remove_stale(ns, doc_ids, passages, report)
             return report
         self.store.ensure_schema()
-        self.store.ensure_search_keys(ns)
+        self.store.ensure_search(ns)
         self._warn_if_built_differently(ns)
         self._remove_stale(ns, doc_ids, passages, report)
         existing = self.store.existing_hashes(ns, [p.id for p in passages])

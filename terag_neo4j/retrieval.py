@@ -25,7 +25,7 @@ from terag_neo4j.config import Settings
 from terag_neo4j.embeddings import CachedEmbedder, Embedder, model_id
 from terag_neo4j.errors import TeragError
 from terag_neo4j.extraction import Concept, Extractor, normalize_name
-from terag_neo4j.flat import FlatRanking, flat_ranking
+from terag_neo4j.flat import TIE_SPARE, FlatRanking, flat_ranking
 from terag_neo4j.linking import question_spans, select_links, span_keys
 from terag_neo4j.llm import OllamaLLM
 from terag_neo4j.presets import RetrievalConfig
@@ -34,6 +34,7 @@ from terag_neo4j.reader import read
 from terag_neo4j.restart import MatchedConcept, paper_weights, passage_seeds, verified_weights
 from terag_neo4j.results import AnswerResult, Mode, RetrievalResult, RetrievedPassage
 from terag_neo4j.store import GraphStore, check_embedding_model, check_namespace
+from terag_neo4j.store.ids import vector_index
 
 log = logging.getLogger(__name__)
 
@@ -302,7 +303,13 @@ class Retriever:
 
     def dense(self, namespace: str, query: str, top_k: int) -> list[RetrievedPassage]:
         vec = self.embed_query(query)
-        rows = self.store.read("dense_passages", namespace=namespace, vector=vec, top_k=top_k)
+        rows = self.store.read(
+            "dense_passages",
+            vector_index=vector_index(namespace),
+            vector=vec,
+            top_k=top_k,
+            spare=TIE_SPARE,
+        )
         return [_passage(r) for r in rows]
 
     def retrieve(
@@ -335,8 +342,14 @@ class Retriever:
             self.store.require_namespace(ns)
         model = getattr(self.embedder, "model_name", self.settings.embedding_model)
         check_embedding_model(ns, state[0].get("embedding_model"), model_id(model))
+        self.store.ensure_search(ns, state[0])
         scope = self.scope(int(state[0]["passages"] or 0)) if mode != "dense" else ""
-        graph = self.ensure_projection(ns, state[0]) if scope == "global" else ""
+        if scope == "global":
+            graph = self.ensure_projection(ns, state[0])
+        else:
+            graph = ""
+            # Caches keyed by the version (vectors) follow the namespace without a projection too
+            self._versions[ns] = f"{state[0]['version'] or 0}_{state[0].get('epoch')}"
         timings["projection"] = time.perf_counter() - t
 
         t = time.perf_counter()
@@ -422,6 +435,7 @@ class Retriever:
             rows, info = walk.local_pagerank(
                 self.store,
                 self.rc,
+                ns,
                 seeds,
                 [m.node for m in result.matches],
                 result.restart,
@@ -431,7 +445,7 @@ class Retriever:
             result.timings["local_projection"] = info.project_s
             return [_passage(r) for r in rows]
         try:
-            rows = walk.pagerank(self.store, self.rc, graph, result.restart, want)
+            rows = walk.pagerank(self.store, self.rc, ns, graph, result.restart, want)
         except ClientError as e:
             if not gds.missing_graph(e):
                 raise
@@ -439,7 +453,7 @@ class Retriever:
             log.info("projection %s is gone; projecting again", graph)
             self._projected.pop(ns, None)
             graph = self.ensure_projection(ns)
-            rows = walk.pagerank(self.store, self.rc, graph, result.restart, want)
+            rows = walk.pagerank(self.store, self.rc, ns, graph, result.restart, want)
         return [_passage(r) for r in rows]
 
     def answer(

@@ -39,6 +39,7 @@ class SeedList(list[list[float]]):
 def pagerank(
     store: GraphStore,
     rc: RetrievalConfig,
+    namespace: str,
     graph: str,
     sources: Sequence[Sequence[float]],
     top_k: int,
@@ -62,6 +63,8 @@ def pagerank(
             rows = store.read(
                 "pagerank",
                 graph=graph,
+                namespace=namespace,
+                version=gds.projected_version(namespace, graph),
                 sources=SeedList([[int(n), float(w)] for n, w in sources]),
                 damping=rc.damping,
                 max_iterations=rc.max_iterations,
@@ -97,6 +100,7 @@ class LocalGraph:
 def local_pagerank(
     store: GraphStore,
     rc: RetrievalConfig,
+    namespace: str,
     seeds: Sequence[Sequence[float]],
     concepts: Sequence[int],
     sources: Sequence[Sequence[float]],
@@ -109,7 +113,8 @@ def local_pagerank(
     w = gds.walk(rc)
     name = gds.local_name()
     info = LocalGraph()
-    ranked = [int(n) for n, _ in sorted(seeds, key=lambda s: -s[1])]
+    # Equal weights in node-id order: which seeds grow the graph must not depend on input order.
+    ranked = [int(n) for n, _ in sorted(seeds, key=lambda s: (-s[1], s[0]))]
     cut = rc.local_seeds or len(ranked)
     t = time.perf_counter()
     try:
@@ -126,7 +131,7 @@ def local_pagerank(
         info.project_s = time.perf_counter() - t
         if rows:
             info.nodes, info.relationships = int(rows[0]["nodes"]), int(rows[0]["relationships"])
-        return pagerank(store, rc, name, sources, top_k), info
+        return pagerank(store, rc, namespace, name, sources, top_k), info
     finally:
         gds.drop(store, name)
 

@@ -23,6 +23,7 @@ from terag_neo4j.store.connection import (
     write_refused,
 )
 from terag_neo4j.store.cooccurrence import CooccurrenceBuilder
+from terag_neo4j.store.core import NamespaceDropped
 from terag_neo4j.store.cypher import cypher_statements, load_cypher
 from terag_neo4j.store.embedding_model import (
     EmbeddingModelMismatch,
@@ -44,6 +45,7 @@ __all__ = [
     "GraphStore",
     "GraphStoreError",
     "InvalidNamespace",
+    "NamespaceDropped",
     "NamespaceInfo",
     "NamespaceNotFound",
     "Neo4jUnavailable",

@@ -7,7 +7,9 @@ The other store modules are mixins on `StoreCore`; each adds one job's queries o
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, Self, TypeVar
 
 import neo4j
@@ -26,6 +28,7 @@ from tenacity import (
 from terag_neo4j.config import Settings
 from terag_neo4j.store.connection import (
     CONNECTION_ERRORS,
+    GraphStoreError,
     connect,
     connection_target,
     driver_address,
@@ -37,6 +40,14 @@ from terag_neo4j.store.cypher import cypher_statements, load_cypher
 T = TypeVar("T")
 # What a namespace created by a store does with CO_OCCURRENCE unless told: the setting's default.
 COOCCURRENCE_DEFAULT: str = Settings.model_fields["cooccurrence"].default
+# The search layout's version, kept on the Namespace node (`search`): 2 = each namespace has
+# its own full-text and vector index (store/search.py).
+SEARCH_VERSION = 2
+
+
+class NamespaceDropped(GraphStoreError):
+    """The namespace is being dropped, or was dropped (and perhaps made again) while a writer
+    that started on it was still writing: the write is refused rather than start a partial one."""
 
 
 def chunks(rows: Sequence[T], size: int) -> Iterator[Sequence[T]]:
@@ -215,6 +226,53 @@ class StoreCore:
         its CO_OCCURRENCE pairs: 'kept' (every write keeps them), 'lazy' (none yet),
         'building' (kept for the passages marked `paired`; `build_cooccurrence` does the rest)
         or 'resetting' (being removed by `reset_cooccurrence`; writers leave them alone)."""
+        return str(self._lock_row(tx, namespace)["cooccurrence"])
+
+    def _lock_row(self, tx: ManagedTransaction, namespace: str) -> dict[str, Any]:
+        """`_lock`'s whole row (version, cooccurrence, epoch); refuses a namespace that is being
+        dropped, or that is not the incarnation this thread's writer started on (`writing`)."""
         mode = "lazy" if self.cooccurrence == "lazy" else "kept"
-        rec = tx.run(load_cypher("lock_namespace"), namespace=namespace, cooccurrence=mode).single()
-        return str(rec["cooccurrence"]) if rec else "kept"
+        rec = tx.run(
+            load_cypher("lock_namespace"),
+            namespace=namespace,
+            cooccurrence=mode,
+            search=SEARCH_VERSION,
+        ).single()
+        row: dict[str, Any] = rec.data() if rec else {"cooccurrence": "kept", "version": 0}
+        if row.get("dropping"):
+            raise NamespaceDropped(
+                f"namespace {namespace!r} is being dropped; nothing was written to it: "
+                f"index again once the drop has finished"
+            )
+        pinned = self._pins()
+        if namespace in pinned:
+            if pinned[namespace] is None:
+                pinned[namespace] = row.get("epoch")
+            elif pinned[namespace] != row.get("epoch"):
+                raise NamespaceDropped(
+                    f"namespace {namespace!r} was dropped while this ingest was writing it; "
+                    f"nothing more was written: index again to build it anew"
+                )
+        return row
+
+    def _pins(self) -> dict[str, str | None]:
+        local = self.__dict__.setdefault("_pin_local", threading.local())
+        if not hasattr(local, "epochs"):
+            local.epochs = {}
+        epochs: dict[str, str | None] = local.epochs
+        return epochs
+
+    @contextmanager
+    def writing(self, namespace: str) -> Iterator[None]:
+        """Writes of this thread inside the block go to the incarnation of the namespace they
+        find first: one dropped meanwhile (and made again by a later write) is refused."""
+        pinned = self._pins()
+        outer = namespace in pinned
+        if not outer:
+            rows = self.read("namespace_version", namespace=namespace)
+            pinned[namespace] = rows[0]["epoch"] if rows else None
+        try:
+            yield
+        finally:
+            if not outer:
+                pinned.pop(namespace, None)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
+import unicodedata
 
 from terag_neo4j.errors import TeragError
 from terag_neo4j.extraction import Concept
@@ -31,12 +31,6 @@ def concept_uid(namespace: str, concept: Concept) -> str:
     return f"{namespace}|{concept.key}"
 
 
-def namespace_key(namespace: str) -> str:
-    """The namespace as one token of the full-text analyzer (`my-docs` would be two), stored on
-    its passages as `nskey`: a full-text search is confined to a namespace by `+nskey:<key>`."""
-    return "ns" + hashlib.sha1(namespace.encode()).hexdigest()[:16]
-
-
 def projection_name_re(namespace: str, code: str | None = None) -> re.Pattern[str]:
     """Full-match pattern of the GDS graph names of one namespace (see `graph_name`).
 
@@ -48,3 +42,51 @@ def projection_name_re(namespace: str, code: str | None = None) -> re.Pattern[st
     return re.compile(
         rf"terag_{re.escape(namespace)}_(?P<walk>{pattern})_v(?P<version>\d+)(?:_[0-9a-f]{{8}})?"
     )
+
+
+# Each namespace has its own full-text and vector index over its own passages, which carry a
+# label of the namespace: Lucene's BM25 statistics (document frequencies, average lengths,
+# deleted documents until a merge) and the vector graph are then the namespace's alone, so one
+# namespace's ranking never moves when another is written, deleted or merged.
+def passage_label(namespace: str) -> str:
+    """The label every passage of `namespace` carries (safe to splice: the name is checked)."""
+    return f"Passage_{check_namespace(namespace)}"
+
+
+def text_index(namespace: str) -> str:
+    return f"terag_text_{check_namespace(namespace)}"
+
+
+def vector_index(namespace: str) -> str:
+    return f"terag_vector_{check_namespace(namespace)}"
+
+
+# Letters that Unicode does not decompose into a base letter and a mark.
+_FOLD = str.maketrans(
+    {
+        "ß": "ss",
+        "æ": "ae",
+        "Æ": "AE",
+        "œ": "oe",
+        "Œ": "OE",
+        "ø": "o",
+        "Ø": "O",
+        "ł": "l",
+        "Ł": "L",
+        "đ": "d",
+        "Đ": "D",
+        "ð": "d",
+        "Ð": "D",
+        "þ": "th",
+        "Þ": "Th",
+        "\u0131": "i",  # dotless i
+    }
+)
+
+
+def fold(text: str) -> str:
+    """`text` without accents ("Osnabrück" -> "Osnabruck", "Straße" -> "Strasse"): what the
+    full-text index holds and what questions are matched as, so accented and plain spellings
+    meet. Neo4j's `english` analyzer stems but does not fold, and no built-in one does both."""
+    decomposed = unicodedata.normalize("NFKD", text.translate(_FOLD))
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))

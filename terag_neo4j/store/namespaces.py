@@ -12,9 +12,10 @@ from neo4j import ManagedTransaction
 from neo4j.exceptions import ClientError
 
 from terag_neo4j.store.connection import NamespaceNotFound
-from terag_neo4j.store.core import StoreCore, bump_version_tx
+from terag_neo4j.store.core import bump_version_tx
 from terag_neo4j.store.cypher import cypher_statements, load_cypher
 from terag_neo4j.store.ids import check_namespace, projection_name_re
+from terag_neo4j.store.search import SearchIndexes
 
 
 @dataclass
@@ -39,7 +40,7 @@ class NamespaceInfo:
     projections: list[dict[str, Any]] = field(default_factory=list)
 
 
-class NamespaceAdmin(StoreCore):
+class NamespaceAdmin(SearchIndexes):
     def bump_version(self, namespace: str, meta: dict[str, Any] | None = None) -> int:
         def work(tx: ManagedTransaction) -> int:
             self._lock(tx, namespace)
@@ -53,6 +54,13 @@ class NamespaceAdmin(StoreCore):
         )
 
     def drop_namespace(self, namespace: str) -> None:
+        """Mark the namespace as being dropped (under its write lock: a running ingest's batch
+        finishes first, its next one is refused), drop its indexes, then delete its graph."""
+        self.write_tx(
+            lambda tx: tx.run(load_cypher("mark_dropping"), namespace=namespace).consume()
+        )
+        self.drop_search(namespace)
+
         def run() -> None:  # batched deletes: a retry continues where the last one stopped
             with self.session() as s:
                 for stmt in cypher_statements("drop_namespace"):

@@ -15,7 +15,7 @@ from terag_neo4j.documents import Passage
 from terag_neo4j.extraction import Concept, Extraction
 from terag_neo4j.store.core import bump_version_tx, chunks
 from terag_neo4j.store.cypher import load_cypher
-from terag_neo4j.store.ids import concept_uid, namespace_key, passage_uid
+from terag_neo4j.store.ids import concept_uid, passage_label, passage_uid
 from terag_neo4j.store.namespaces import NamespaceAdmin
 from terag_neo4j.store.pairs import (
     apply_pair_deltas,
@@ -24,6 +24,7 @@ from terag_neo4j.store.pairs import (
     pairs_counted,
     pairs_of,
 )
+from terag_neo4j.store.search import search_fields
 
 
 @dataclass
@@ -94,7 +95,8 @@ class PassageWrites(NamespaceAdmin):
 
         def work(tx: ManagedTransaction) -> WriteStats:
             stats = WriteStats()
-            state = self._lock(tx, namespace)
+            lock = self._lock_row(tx, namespace)
+            state = str(lock["cooccurrence"])
             uids = [passage_uid(namespace, p.id) for p in passages]
             present = {
                 r["id"]: r["hash"] for r in tx.run(load_cypher("existing_passages"), uids=uids)
@@ -110,8 +112,9 @@ class PassageWrites(NamespaceAdmin):
                     bump_version_tx(tx, namespace, meta)
                 return stats
             # While pairs are lazy or being built, a new passage is left to the builder.
+            since = int(lock.get("version") or 0) + 1  # the version this write bumps to
             self._write_new_tx(
-                tx, namespace, new, by_id, vec_by_id, concept_vectors, stats, state == "kept"
+                tx, namespace, new, by_id, vec_by_id, concept_vectors, stats, state == "kept", since
             )
             bump_version_tx(tx, namespace, meta)
             return stats
@@ -212,12 +215,12 @@ class PassageWrites(NamespaceAdmin):
         concept_vectors: dict[str, Sequence[float]],
         stats: WriteStats,
         pairs_kept: bool = True,
+        since: int = 0,
     ) -> None:
         """Write passages that are not in the graph, with their concepts, links and counts
         (CO_OCCURRENCE counts only when the namespace keeps them)."""
         concept_rows: dict[str, dict[str, Any]] = {}
         links: list[dict[str, Any]] = []
-        nskey = namespace_key(namespace)
         for p in new:
             cuids = []
             for c in by_id[p.id].concepts:
@@ -238,12 +241,18 @@ class PassageWrites(NamespaceAdmin):
                 "hash": p.hash,
                 "concept_count": len(by_id[p.id].concepts),
                 "embedding": list(map(float, vec_by_id[p.id])),
+                **search_fields(p.title, p.text),
             }
             for p in new
         ]
+        label = passage_label(namespace)
         for rows in chunks(prow, self.write_batch):
             tx.run(
-                load_cypher("upsert_passages"), rows=rows, namespace=namespace, nskey=nskey
+                load_cypher("upsert_passages"),
+                rows=rows,
+                namespace=namespace,
+                label=label,
+                since=since,
             ).consume()
         existing: set[str] = set()
         for uids_chunk in chunks(list(concept_rows), self.write_batch * 5):
@@ -315,19 +324,6 @@ class PassageWrites(NamespaceAdmin):
                 load_cypher("ingest_lease"), namespace=namespace, seconds=int(seconds)
             ).consume()
         )
-
-    def ensure_search_keys(self, namespace: str) -> None:
-        """Give passages written before the full-text index existed their namespace key."""
-
-        def run() -> None:
-            with self.session() as s:
-                s.run(
-                    load_cypher("set_search_keys"),
-                    namespace=namespace,
-                    nskey=namespace_key(namespace),
-                ).consume()
-
-        self._call(run)
 
     def stale_passages(
         self, namespace: str, doc_ids: Sequence[str], keep: Sequence[str]

@@ -15,8 +15,8 @@ from terag_neo4j.restart import (
 )
 from terag_neo4j.results import RetrievedPassage
 from terag_neo4j.retrieval import rrf_fuse
-from terag_neo4j.store.ids import namespace_key
 from terag_neo4j.store.pairs import pair_deltas, pair_key
+from terag_neo4j.store.search import search_fields
 
 
 def m(uid: str, kind: str, s: float, f: int, node: int = -1) -> MatchedConcept:
@@ -58,10 +58,13 @@ def test_each_flat_ranking_is_scaled_over_its_own_top() -> None:
     assert _scaled([[7, 2.0]]) == {7: 1.0}
 
 
-def test_the_lucene_query_is_confined_to_the_namespace_and_has_no_syntax() -> None:
-    q = lucene_query("my-docs", 'What is "BCC" (basal-cell) AND how: fast?')
-    assert q == f"+nskey:{namespace_key('my-docs')} +(bcc basal cell fast)"
-    assert lucene_query("x", "What is it?") is None  # stopwords only
+def test_the_lucene_query_has_no_syntax_and_is_folded_as_the_index_is() -> None:
+    q = lucene_query('What is "BCC" (basal-cell) AND how: fast?')
+    assert q == "bcc basal cell fast"
+    assert lucene_query("What is it?") is None  # stopwords only
+    # The index holds folded text (search_fields): accented and plain spellings meet.
+    assert lucene_query("Where is Osnabrück, near Straße Ørsted?") == "osnabruck near strasse orsted"
+    assert search_fields("Baden-Württemberg", "Ørsted in Zürich")["ft_text"] == "Orsted in Zurich"
 
 
 def test_weights_are_s_over_f_normalised_per_group() -> None:

@@ -1,0 +1,120 @@
+"""Each namespace's own search indexes: a full-text and a vector index over its passages alone.
+
+Every passage carries its namespace's label (`ids.passage_label`) and its folded title and
+text, which the namespace's full-text index reads; the vector index reads its embedding. So
+BM25's statistics and the vector graph are the namespace's own: indexing, deleting or merging
+in another namespace never moves its scores. Indexes are made before a namespace's first write
+and dropped with it; a namespace written by an older version is moved over on first use.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from neo4j.exceptions import ClientError
+
+from terag_neo4j.store.connection import GraphStoreError, one_line, write_refused
+from terag_neo4j.store.core import SEARCH_VERSION, StoreCore
+from terag_neo4j.store.cypher import cypher_statements, load_cypher
+from terag_neo4j.store.ids import fold, passage_label, text_index, vector_index
+
+log = logging.getLogger(__name__)
+
+VECTOR_DIMENSIONS = 384  # the concept index's size too (schema.cypher); checked at index time
+INDEX_WAIT_S = 600
+
+
+def search_fields(title: str | None, text: str | None) -> dict[str, str]:
+    """What the full-text index reads of a passage: its title and text without accents."""
+    return {"ft_title": fold(title or ""), "ft_text": fold(text or "")}
+
+
+class SearchIndexes(StoreCore):
+    _searchable: set[str]
+
+    def _search_ready(self) -> set[str]:
+        # Namespaces this store has seen with their indexes made (an attribute of the mixin,
+        # made on first use so StoreCore's constructor stays as it is).
+        if not hasattr(self, "_searchable"):
+            self._searchable = set()
+        return self._searchable
+
+    def ensure_search(self, namespace: str, state: dict[str, Any] | None = None) -> None:
+        """Make the namespace's indexes (idempotent), put every passage into them and wait until
+        they are online. `state` is the namespace's `namespace_version` row, when read."""
+        ready = self._search_ready()
+        if namespace in ready:
+            return
+        if state is not None and state.get("search") == SEARCH_VERSION:
+            ready.add(namespace)
+            return
+        try:
+            self._create_indexes(namespace)
+            moved = self._backfill(namespace)
+            self.write_tx(
+                lambda tx: tx.run(
+                    load_cypher("mark_searchable"), namespace=namespace, search=SEARCH_VERSION
+                ).consume()
+            )
+        except ClientError as e:
+            if not write_refused(e):
+                raise
+            raise GraphStoreError(
+                f"namespace {namespace!r} has no search indexes of its own yet and Neo4j refused "
+                f"to make them for this user ({one_line(e.message, 100)}): run one query or "
+                f"`terag index` on it once as a user who can write"
+            ) from e
+        if moved:
+            log.info("moved %d passages of %r into its own search indexes", moved, namespace)
+        ready.add(namespace)
+
+    def _create_indexes(self, namespace: str) -> None:
+        label = passage_label(namespace)
+        names: dict[str, Any] = {
+            "text_index": text_index(namespace),
+            "vector_index": vector_index(namespace),
+        }
+
+        def run() -> None:
+            with self.session() as s:
+                for stmt in cypher_statements("namespace_indexes"):
+                    s.run(
+                        stmt.replace("__LABEL__", label), dimensions=VECTOR_DIMENSIONS, **names
+                    ).consume()
+                for name in names.values():
+                    s.run(load_cypher("await_index"), name=name, seconds=INDEX_WAIT_S).consume()
+
+        self._call(run)
+
+    def _backfill(self, namespace: str, batch: int = 2000) -> int:
+        label = passage_label(namespace)
+        moved = 0
+        while True:
+            rows = self.read("unsearchable_passages", namespace=namespace, limit=batch)
+            if not rows:
+                return moved
+            fields = [{"uid": r["uid"], **search_fields(r["title"], r["text"])} for r in rows]
+            self.write_tx(
+                lambda tx, f=fields: tx.run(  # type: ignore[misc]
+                    load_cypher("searchable_passages"), rows=f, label=label
+                ).consume()
+            )
+            moved += len(rows)
+
+    def drop_search(self, namespace: str) -> None:
+        """Drop the namespace's indexes (before its nodes: deleting them then costs no updates)."""
+
+        def run() -> None:
+            with self.session() as s:
+                for name in (text_index(namespace), vector_index(namespace)):
+                    s.run(load_cypher("drop_index"), name=name).consume()
+
+        self._call(run)
+        self._search_ready().discard(namespace)
+
+    def forget_search(self, namespaces: Sequence[str]) -> None:
+        """Ask again whether these namespaces have their indexes (another process dropped one)."""
+        for ns in namespaces:
+            self._search_ready().discard(ns)
