@@ -1,0 +1,127 @@
+"""MCP with the SDK's own client: over streamable HTTP (the service's /mcp, behind the keys) and
+over stdio (`terag mcp` as an agent starts it)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.service.conftest import KEY_A, KEY_A_READ, REPO, Service
+
+pytestmark = pytest.mark.integration
+
+TOOLS = {
+    "list_namespaces",
+    "search",
+    "ask",
+    "add_text",
+    "ingest_status",
+    "list_documents",
+    "delete_document",
+    "concept_neighbourhood",
+}
+
+
+@asynccontextmanager
+async def http_session(service: Service, key: str) -> AsyncIterator[ClientSession]:
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=120) as http,
+        streamable_http_client(f"{service.url}/mcp", http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+def text_of(result: Any) -> str:
+    return " ".join(getattr(c, "text", "") for c in result.content)
+
+
+@pytest.mark.asyncio
+async def test_http_tools_search_and_scope(service: Service) -> None:
+    async with http_session(service, KEY_A) as s:
+        tools = {t.name for t in (await s.list_tools()).tools}
+        assert tools >= TOOLS
+        listed = await s.call_tool("list_namespaces", {})
+        assert not listed.is_error
+        assert service.ns_a in text_of(listed) and service.ns_b not in text_of(listed)
+        found = await s.call_tool(
+            "search", {"namespace": service.ns_a, "question": "Who designed the Beetle?"}
+        )
+        assert not found.is_error, text_of(found)
+        assert found.structured_content is not None
+        passages = found.structured_content["passages"]
+        assert passages and passages[0]["doc_id"]
+        docs = await s.call_tool("list_documents", {"namespace": service.ns_a})
+        assert docs.structured_content is not None and docs.structured_content["total"] >= 8
+        g = await s.call_tool(
+            "concept_neighbourhood", {"namespace": service.ns_a, "concept": "Wolfsburg"}
+        )
+        assert not g.is_error and g.structured_content is not None
+        assert g.structured_content["nodes"]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("search", {"question": "What plays in Munich?"}),
+        ("ask", {"question": "What plays in Munich?"}),
+        ("add_text", {"document_id": "x", "text": "intruder"}),
+        ("list_documents", {}),
+        ("delete_document", {"document_id": "munich"}),
+        ("concept_neighbourhood", {"concept": "Munich"}),
+    ],
+)
+async def test_http_tool_on_another_tenants_namespace_is_forbidden(
+    service: Service, tool: str, args: dict[str, Any]
+) -> None:
+    async with http_session(service, KEY_A) as s:
+        res = await s.call_tool(tool, {"namespace": service.ns_b, **args})
+    assert res.is_error
+    assert "Forbidden" in text_of(res)
+    assert "Glockenspiel" not in text_of(res)
+
+
+@pytest.mark.asyncio
+async def test_http_read_only_key_cannot_add(service: Service) -> None:
+    async with http_session(service, KEY_A_READ) as s:
+        res = await s.call_tool(
+            "add_text", {"namespace": service.ns_a, "document_id": "x", "text": "y"}
+        )
+    assert res.is_error and "only read" in text_of(res)
+
+
+def test_mcp_endpoint_needs_a_key(service: Service) -> None:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    headers = {"accept": "application/json, text/event-stream"}
+    r = httpx.post(f"{service.url}/mcp", json=body, headers=headers)
+    assert r.status_code == 401 and r.json()["error"]["type"] == "Unauthorized"
+    r = httpx.post(f"{service.url}/mcp", json=body, headers={**headers, "X-API-Key": "wrong-key"})
+    assert r.status_code == 401
+
+
+@pytest.mark.asyncio
+async def test_stdio_session_scoped_by_its_key(service: Service) -> None:
+    env = {**service.env, "TERAG_MCP_KEY": KEY_A}
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "terag_neo4j.cli", "mcp"], env=env, cwd=str(REPO)
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+        await s.initialize()
+        assert {t.name for t in (await s.list_tools()).tools} >= TOOLS
+        found = await s.call_tool(
+            "search", {"namespace": service.ns_a, "question": "Where is Volkswagen based?"}
+        )
+        assert not found.is_error, text_of(found)
+        assert found.structured_content is not None and found.structured_content["passages"]
+        other = await s.call_tool("list_documents", {"namespace": service.ns_b})
+        assert other.is_error and "Forbidden" in text_of(other)
