@@ -9,7 +9,12 @@ Run only the fast unit tests with `pytest -m "not integration"`.
 
 import os
 
+from tests.fixtures.settings import scrub_environment
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# The caller's TERAG_* settings and knobs would reach every CLI and subprocess a test starts;
+# only where the services are stays (tests/fixtures/settings.py).
+scrub_environment(os.environ)
 
 pytest_plugins = ["tests.fixtures.neo4j", "tests.fixtures.ollama"]

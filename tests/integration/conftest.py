@@ -10,6 +10,8 @@ import pytest
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
+from tests.fixtures.neo4j import Neo4jConn
+from tests.fixtures.settings import fixture_settings
 
 SAMPLE = Path(__file__).resolve().parents[2] / "terag_neo4j" / "data" / "sample"
 
@@ -26,13 +28,16 @@ def connection_env(settings: Settings) -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
-def base_settings(neo4j_conn: object, tmp_path_factory: pytest.TempPathFactory) -> Settings:
+def base_settings(neo4j_conn: Neo4jConn, tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    """The session's Neo4j, a fresh home, spaCy; every other setting at its declared default
+    (no `.env`, no TERAG_* of the caller: see tests/fixtures/settings.py)."""
     home = tmp_path_factory.mktemp("terag-home")
-    return Settings(
-        neo4j_uri=neo4j_conn.uri,  # type: ignore[attr-defined]
-        neo4j_user=neo4j_conn.user,  # type: ignore[attr-defined]
-        neo4j_password=neo4j_conn.password,  # type: ignore[attr-defined]
-        neo4j_database=getattr(neo4j_conn, "database", "neo4j"),
+    return fixture_settings(
+        {},
+        neo4j_uri=neo4j_conn.uri,
+        neo4j_user=neo4j_conn.user,
+        neo4j_password=neo4j_conn.password,
+        neo4j_database=neo4j_conn.database,
         home=home,
         extractor="spacy",
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,33 +13,43 @@ from terag_neo4j.budget import passage_scores, rank
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
 from terag_neo4j.documents import Document, to_passages
+from terag_neo4j.eval.datasets import dataset_root
 from terag_neo4j.extraction import RecordedExtractor, SpacyExtractor, with_title_concepts
 from terag_neo4j.store import GraphStoreError
 
 from .test_indexing import CONSISTENT, _consistency
 
 pytestmark = pytest.mark.integration
-FOLDER = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "musique_hipporag_train100"
+DATASET = "musique_hipporag_train100"
 N, BETA = 40, 0.25
+
+
+def folder() -> Path:
+    """The dataset where the benchmarks find it (TERAG_DATASETS, else ../shared/datasets)."""
+    return dataset_root() / DATASET
+
+
+def recorded_file() -> Path:
+    return folder() / "recorded_extractions.jsonl"
 
 
 @pytest.fixture(scope="module")
 def docs() -> list[Document]:
-    if not FOLDER.is_dir():
-        pytest.skip("shared datasets absent")
-    lines = (FOLDER / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:N]
+    if not folder().is_dir():
+        pytest.skip(f"benchmark data not found at {folder()} (set TERAG_DATASETS)")
+    lines = (folder() / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:N]
     return [
         Document(id=r["id"], title=r["title"], text=r["text"], is_passage=True)
         for r in map(json.loads, lines)
     ]
 
 
-def _client(settings: Settings, ns: str, **kw: object) -> TeragClient:
+def _client(settings: Settings, ns: str, **kw: Any) -> TeragClient:
     return TeragClient(
         settings,
         namespace=ns,
         extractor="recorded",
-        recorded_extractions=FOLDER / "recorded_extractions.jsonl",
+        recorded_extractions=recorded_file(),
         llm_budget=BETA,
         cooccurrence="eager",  # the merge must keep pair counts right
         **kw,
@@ -88,7 +99,7 @@ def test_budget_gives_llm_concepts_to_exactly_the_chosen_passages(
         by_id = {d.id: d for d in docs}
         assert client.store.core_pending(namespace) == []  # nothing left to merge
         spacy = SpacyExtractor()
-        recorded = RecordedExtractor(FOLDER / "recorded_extractions.jsonl")
+        recorded = RecordedExtractor(recorded_file())
         all_passages = list(to_passages(docs, 256, 32))
         cheap_keys = {
             e.passage_id: {
@@ -170,7 +181,7 @@ def test_a_top_up_on_a_grounded_namespace_keeps_one_link_per_pair(
         base_settings,
         namespace=namespace,
         extractor="recorded",
-        recorded_extractions=FOLDER / "recorded_extractions.jsonl",
+        recorded_extractions=recorded_file(),
         llm_budget=0.05,
         cooccurrence="eager",
     ) as first:
