@@ -3,7 +3,7 @@
 // `dropping` before (mark_dropping.cypher), under its write lock, so no ingest writes meanwhile.
 MATCH (:Concept {namespace: $namespace})-[r]->()
 CALL (r) { DELETE r } IN TRANSACTIONS OF 10000 ROWS;
-MATCH (x) WHERE (x:Passage OR x:Concept OR x:IngestRun) AND x.namespace = $namespace
+MATCH (x) WHERE (x:Passage OR x:Concept OR x:IngestRun OR x:IngestLease OR x:ProjectionUse) AND x.namespace = $namespace
 CALL (x) { DETACH DELETE x } IN TRANSACTIONS OF 10000 ROWS;
 MATCH (n:Namespace {name: $namespace})
 DETACH DELETE n

@@ -2,6 +2,6 @@ MATCH (n:Namespace {name: $namespace})
 RETURN n.version AS version, n.passages AS passages, n.concepts AS concepts,
        n.extractor AS extractor, n.model AS model, n.extractor_version AS extractor_version,
        n.epoch AS epoch, coalesce(n.cooccurrence, 'kept') = 'kept' AS pairs,
-       coalesce(n.ingest_until > datetime(), false) AS ingesting,
+       EXISTS { MATCH (l:IngestLease {namespace: $namespace}) WHERE l.until > datetime() } AS ingesting,
        n.embedding_model AS embedding_model, n.embedding_dimensions AS embedding_dimensions,
        n.search AS search, coalesce(n.dropping, false) AS dropping

@@ -18,6 +18,9 @@ DROP INDEX terag_cooccurrence_pair IF EXISTS;
 CREATE CONSTRAINT terag_cooccurrence_pair_unique IF NOT EXISTS
   FOR ()-[r:CO_OCCURRENCE]-() REQUIRE r.pair IS UNIQUE;
 CREATE INDEX terag_ingest_run_ns IF NOT EXISTS FOR (r:IngestRun) ON (r.namespace);
+CREATE CONSTRAINT terag_ingest_lease_run IF NOT EXISTS FOR (l:IngestLease) REQUIRE l.run_id IS UNIQUE;
+CREATE INDEX terag_ingest_lease_ns IF NOT EXISTS FOR (l:IngestLease) ON (l.namespace);
+CREATE CONSTRAINT terag_projection_use IF NOT EXISTS FOR (u:ProjectionUse) REQUIRE u.namespace IS UNIQUE;
 // Concepts by vector, searched within one namespace (the SEARCH clause filters inside the
 // index, so other namespaces' concepts never crowd out a namespace's own neighbours); this
 // replaces the unfiltered index of earlier versions.

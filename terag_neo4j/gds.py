@@ -9,6 +9,7 @@ Every call goes through `GraphStore`, so GDS calls get the same retries and the 
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 import uuid
@@ -21,15 +22,29 @@ from neo4j.exceptions import ClientError
 from terag_neo4j.extraction import CONCEPT, TITLE
 from terag_neo4j.presets import RetrievalConfig
 from terag_neo4j.store import GraphStore, GraphStoreError, one_line, write_refused
+from terag_neo4j.store.cypher import load_cypher
 from terag_neo4j.store.ids import projection_name_re
 
 log = logging.getLogger(__name__)
 
 MIN_GDS = (2, 17)
-LOCAL_PREFIX = "terag_local_"  # per-query graphs (walk.py); never a namespace's projection name
-# When this process last used each projection: the order eviction follows (graphs it never
-# used, other processes' or older ones, go first, oldest created first).
+# Per-query graphs (walk.py) and budget mode's temporary ones: "terag__" never starts a
+# namespace's projection name (`terag_<namespace>_...`, a namespace starts with a letter or
+# digit), so eviction and a namespace's drop never take one for a namespace's.
+LOCAL_PREFIX = "terag__local_"
+CORE_PREFIX = "terag__core_"
+# Any namespace's projection (`graph_name`): the only graphs eviction drops.
+_PROJECTION = re.compile(
+    r"terag_[A-Za-z0-9][A-Za-z0-9_-]*_[du]c?s?t?n?(?:h\d+)?_v\d+(?:_[0-9a-f]{8})?"
+)
+# When this process last used each projection, and when it last told the others (every
+# process records its use on the namespace's ProjectionUse node, at most every USE_WRITE_S):
+# eviction drops the graphs least recently used by any process first.
+USE_WRITE_S = 30.0
+SWEEP_EVERY_S = 300.0
 _last_used: dict[str, float] = {}
+_use_written: dict[str, float] = {}
+_last_sweep = 0.0
 _evict_lock = threading.Lock()
 # The node ids of projections a restart vector did not fit (see `projected_sources`)
 _nodes: dict[str, frozenset[int]] = {}
@@ -141,13 +156,42 @@ def drop_projections(store: GraphStore, namespace: str) -> None:
         drop(store, graph)
 
 
+def used(store: GraphStore, namespace: str, graph: str) -> None:
+    """Note that this process walked `graph` now, and tell other processes (throttled)."""
+    now = time.monotonic()
+    _last_used[graph] = now
+    if now - _use_written.get(graph, -USE_WRITE_S) < USE_WRITE_S:
+        return
+    _use_written[graph] = now
+    try:
+        store.write_tx(
+            lambda tx: tx.run(
+                load_cypher("projection_used"), namespace=namespace, graph=graph
+            ).consume()
+        )
+    except (ClientError, GraphStoreError) as e:  # a read-only user: this process's order only
+        log.debug("could not record the use of %s: %s", graph, e)
+
+
+def _use_order(store: GraphStore) -> dict[str, float]:
+    """Seconds since the epoch each projection was last used by any process that recorded it,
+    and by this one."""
+    shared = {str(r["graph"]): float(r["at"]) for r in store.read("projections_used")}
+    wall, mono = time.time(), time.monotonic()
+    for graph, t in _last_used.items():
+        shared[graph] = max(shared.get(graph, 0.0), wall - (mono - t))
+    return shared
+
+
 def evict(store: GraphStore, max_bytes: int, max_graphs: int, keep: str | None = None) -> list[str]:
-    """Drop the least recently used namespace projections until at most `max_graphs` remain and
-    they take at most `max_bytes` of GDS memory (`keep`, the one in use, stays)."""
+    """Drop the least recently used namespace projections (by any process) until at most
+    `max_graphs` remain and they take at most `max_bytes` of GDS memory (`keep`, the one in
+    use, stays). Per-query and budget graphs are never evicted: their owners drop them."""
     with _evict_lock:
-        graphs = [g for g in catalog(store) if not g["graphName"].startswith(LOCAL_PREFIX)]
+        graphs = [g for g in catalog(store) if _PROJECTION.fullmatch(g["graphName"])]
+        order = _use_order(store)
         graphs.sort(
-            key=lambda g: (_last_used.get(g["graphName"], 0.0), str(g.get("creationTime") or ""))
+            key=lambda g: (order.get(g["graphName"], 0.0), str(g.get("creationTime") or ""))
         )
         total = sum(int(g.get("sizeInBytes") or 0) for g in graphs)
         count = len(graphs)
@@ -224,7 +268,7 @@ def ensure_projection(
     code = walk(rc).code
     name = graph_name(rc, namespace, version, row.get("epoch"))
     if known is not None and known.get(namespace) == name:
-        _last_used[name] = time.monotonic()
+        used(store, namespace, name)
         return name, key
     existing = projections(store, namespace, code)
     if name not in existing and row.get("ingesting") and existing:
@@ -233,7 +277,7 @@ def ensure_projection(
         same_epoch = [g for g in existing if g.endswith(f"_{row.get('epoch')}")]
         if same_epoch:
             newest = max(same_epoch, key=lambda g: int(pattern.fullmatch(g)["version"]))  # type: ignore[index]
-            _last_used[newest] = time.monotonic()
+            used(store, namespace, newest)
             return newest, key
     if name not in existing:
         with lock:
@@ -244,7 +288,8 @@ def ensure_projection(
                 drop(store, old)
         caps = caps or Caps()
         evict(store, caps.max_bytes, caps.max_graphs, keep=name)
-    _last_used[name] = time.monotonic()
+        maybe_sweep(store)
+    used(store, namespace, name)
     if known is not None:
         known[namespace] = name
     return name, key
@@ -289,8 +334,22 @@ def local_name() -> str:
     return f"{LOCAL_PREFIX}{uuid.uuid4().hex[:12]}"
 
 
+def maybe_sweep(store: GraphStore) -> None:
+    """`sweep_local` at most every SWEEP_EVERY_S per process (called on the query path)."""
+    global _last_sweep
+    now = time.monotonic()
+    if now - _last_sweep < SWEEP_EVERY_S:
+        return
+    _last_sweep = now
+    try:
+        sweep_local(store)
+    except (ClientError, GraphStoreError) as e:  # the next sweep tries again
+        log.debug("sweeping per-query graphs failed: %s", e)
+
+
 def sweep_local(store: GraphStore, older_than_s: float = 300.0) -> list[str]:
-    """Drop per-query graphs a crashed query left behind (each query drops its own)."""
+    """Drop per-query graphs a crashed query or a failed drop left behind (each query drops
+    its own; none lives longer than a query)."""
     now = time.time()
     stale = []
     for g in catalog(store, LOCAL_PREFIX):
@@ -317,7 +376,7 @@ def core_scores(store: GraphStore, namespace: str, rule: str) -> dict[str, float
     of the passage vectors weighted by cosine, as KET-RAG picks its core chunks. The projection
     is temporary (its name is never a retrieval projection's) and dropped afterwards.
     """
-    graph = f"terag_core_{namespace}_{uuid.uuid4().hex[:8]}"
+    graph = f"{CORE_PREFIX}{namespace}_{uuid.uuid4().hex[:8]}"
     try:
         if rule == "knn_pagerank":
             store.execute("budget_knn", namespace=namespace, graph=graph, top_k=CORE_KNN_TOP_K)

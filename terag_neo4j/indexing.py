@@ -12,6 +12,7 @@ import time
 import uuid
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -31,6 +32,7 @@ from terag_neo4j.extraction import (
     with_title_concepts,
 )
 from terag_neo4j.grounding import passage_candidates
+from terag_neo4j.ingest_lease import held_lease
 from terag_neo4j.ingest_report import IngestReport
 from terag_neo4j.store import (
     GraphStore,
@@ -45,9 +47,6 @@ from terag_neo4j.store import (
 log = logging.getLogger(__name__)
 __all__ = ["Indexer", "IngestReport"]
 
-# An ingest renews its lease on the namespace with every batch (readers keep their projection
-# meanwhile); one that is killed gives it up by running out.
-INGEST_LEASE_S = 120
 GROUND_BATCH = 2000  # passages grounded per transaction
 VOCABULARY_SCAN_MAX = 300_000  # up to this many concepts, grounding reads all their names once
 
@@ -139,7 +138,9 @@ class Indexer:
         bar = tqdm(
             total=len(todo), desc=f"indexing {ns}", unit="passage", disable=not progress or not todo
         )
+        lease = ExitStack()
         try:
+            lease.enter_context(held_lease(self.store, ns, report.run_id))
             batches = [
                 todo[i : i + self.batch_passages] for i in range(0, len(todo), self.batch_passages)
             ]
@@ -152,8 +153,6 @@ class Indexer:
                     extractions = ahead.result()
                     if i + 1 < len(batches):
                         ahead = pool.submit(self._extract, batches[i + 1], report, bar)
-                    if self.store.namespace_exists(ns):
-                        self.store.ingest_lease(ns, INGEST_LEASE_S)
                     self._write_batch(ns, batch, extractions, report)
             if self.core_extractor is not None:
                 self._budget(ns, report, progress)
@@ -161,8 +160,7 @@ class Indexer:
                 self._ground(ns, passages, report, progress)
         finally:
             bar.close()
-            if self.store.namespace_exists(ns):
-                self.store.ingest_lease(ns, 0)
+            lease.close()
         if self.settings.cooccurrence == "eager":
             # A namespace made lazily gets its pairs now (a no-op once they are kept).
             t = time.perf_counter()
@@ -213,7 +211,6 @@ class Indexer:
                     pid: sorted({u for n in names for u in vocabulary.get(n, ())})
                     for pid, names in cands.items()
                 }
-                self.store.ingest_lease(ns, INGEST_LEASE_S)
                 report.mention_links += self.store.link_mentions(
                     ns,
                     [

@@ -133,7 +133,10 @@ def local_pagerank(
             info.nodes, info.relationships = int(rows[0]["nodes"]), int(rows[0]["relationships"])
         return pagerank(store, rc, namespace, name, sources, top_k), info
     finally:
-        gds.drop(store, name)
+        try:
+            gds.drop(store, name)
+        finally:
+            gds.maybe_sweep(store)  # what a failed drop here, or a killed process, left
 
 
 def pagerank_stats(

@@ -89,5 +89,6 @@ def top_passages(
     graph: ExportedGraph, scores: npt.NDArray[np.float64], k: int
 ) -> list[tuple[str, float]]:
     idx = np.flatnonzero(graph.passages)
-    order = idx[np.argsort(-scores[idx], kind="stable")][:k]
+    # Equal scores in uid order, as the walk breaks ties (pagerank.cypher).
+    order = sorted(idx.tolist(), key=lambda i: (-scores[i], graph.uids[graph.nodes[i]]))[:k]
     return [(graph.uids[graph.nodes[i]], float(scores[i])) for i in order if scores[i] > 0]

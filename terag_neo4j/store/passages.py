@@ -317,11 +317,13 @@ class PassageWrites(NamespaceAdmin):
             out.setdefault(r["norm"], []).append(r["uid"])
         return out
 
-    def ingest_lease(self, namespace: str, seconds: float) -> None:
-        """Hold (or, with 0, give back) the namespace's ingest lease (`ingest_lease.cypher`)."""
+    def ingest_lease(self, namespace: str, seconds: float, run_id: str = "manual") -> None:
+        """Hold for `seconds` (or, with 0, give back) the ingest lease of run `run_id` on the
+        namespace (`ingest_lease.cypher`)."""
+        name = "ingest_lease" if seconds > 0 else "release_lease"
         self.write_tx(
             lambda tx: tx.run(
-                load_cypher("ingest_lease"), namespace=namespace, seconds=int(seconds)
+                load_cypher(name), namespace=namespace, seconds=int(seconds), run_id=run_id
             ).consume()
         )
 

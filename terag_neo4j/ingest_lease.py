@@ -1,0 +1,48 @@
+"""An ingest's lease on its namespace, held by a heartbeat for as long as the ingest runs.
+
+While any lease of a namespace runs, readers keep the GDS projection they have instead of
+projecting again after every batch (`gds.ensure_projection`). The heartbeat renews the lease
+whatever the ingest is doing (an LLM batch can take longer than a lease); a killed ingest's
+lease runs out by itself, and giving one back leaves other ingests' leases in force.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from terag_neo4j.store import GraphStore, GraphStoreError
+
+log = logging.getLogger(__name__)
+
+LEASE_S = 120  # how long a lease lasts without renewal
+RENEW_S = 30  # how often the heartbeat renews it
+
+
+@contextmanager
+def held_lease(
+    store: GraphStore, namespace: str, run_id: str, renew_s: float = RENEW_S
+) -> Iterator[None]:
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(renew_s):
+            try:
+                store.ingest_lease(namespace, LEASE_S, run_id)
+            except GraphStoreError as e:  # readers re-project meanwhile; the ingest goes on
+                log.debug("could not renew the ingest lease of %s: %s", namespace, e)
+
+    store.ingest_lease(namespace, LEASE_S, run_id)
+    thread = threading.Thread(target=beat, name=f"lease-{namespace}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        try:
+            store.ingest_lease(namespace, 0, run_id)
+        except GraphStoreError as e:  # it runs out by itself
+            log.debug("could not give back the ingest lease of %s: %s", namespace, e)
