@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -63,3 +64,19 @@ def test_a_named_command_gets_its_real_parser(
         cli.main(argv)
     assert e.value.code == 0
     assert "usage: terag " + argv[0] in capsys.readouterr().out
+
+
+def test_serve_refuses_a_public_bind_without_keys_before_starting_anything() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "TERAG_API_KEYS"}
+    env["NEO4J_URI"] = "bolt://127.0.0.1:1"  # nothing may be started or reached
+    proc = subprocess.run(
+        [sys.executable, "-m", "terag_neo4j.cli", "serve", "--host", "0.0.0.0"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "refusing to bind 0.0.0.0 without API keys" in lines[0]
