@@ -200,7 +200,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     args.mode = None
     # One client: its ledger holds every token the demo spends (extraction, answer).
     with _client(args) as terag:
-        # Ids start at the folder named (sample/beetle.md), wherever the checkout lives.
+        # A file's id is its absolute path (documents.document_id), where the package lives.
         report = terag.index([SAMPLE_DIR], progress=not args.json)
         ans = terag.answer(args.question) if args.answer else None
         res = ans.retrieval if ans is not None else terag.retrieve(args.question)

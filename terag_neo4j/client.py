@@ -275,8 +275,8 @@ class TeragClient:
 
     def document_ids(self, document: str | Path, namespace: str | None = None) -> list[str]:
         """The ids of the namespace's documents that `document` names: itself when it is an id
-        there, else those `index` gives the file at that path (`terag index g/docs` stores
-        `g/docs/c.md` as `docs/c.md`); none when nothing matches."""
+        there, else the one `index` gives the file at that path (its absolute path, so only the
+        document read from that very file); none when nothing matches."""
         ns = check_namespace(namespace or self.settings.namespace)
         with neo4j_errors(self.store.uri):
             self.store.require_namespace(ns)

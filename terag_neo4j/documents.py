@@ -1,7 +1,8 @@
 """Input stage: documents from files or Python objects, split into passages.
 
 A passage id is stable across runs: the id the input gives it, else a hash of its content, so
-re-ingesting the same input maps onto the same graph nodes.
+re-ingesting the same input maps onto the same graph nodes. A file's document id is its absolute
+path (`document_id`), so two files are never one document, whatever their names.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ class Document:
     id: str
     text: str
     title: str = ""
+    # Where it was read from: a file's absolute path (`path:line` for a JSONL record); "" for
+    # a document made in Python. Passed on to its passages.
     source: str = ""
     # A record that already is a passage (benchmark corpora) is indexed whole, never re-chunked.
     is_passage: bool = False
@@ -73,6 +76,7 @@ class Passage:
     title: str  # what it is shown and embedded under: a record's title, or its heading path
     text: str
     heading: str = ""  # the name that becomes its title concept ("" = none)
+    source: str = ""  # its document's `source`: the file (and line) it was read from
 
     @property
     def content(self) -> str:
@@ -116,7 +120,7 @@ def split_document(
     name = doc.title if doc.title_is_name else ""
     if doc.is_passage:
         text = doc.text.strip()
-        return [Passage(doc.id, doc.id, 0, doc.title, text, name)]
+        return [Passage(doc.id, doc.id, 0, doc.title, text, name, doc.source)]
     parts = list(chunks(doc.text, max_tokens, overlap, tokenizer or default_tokenizer(model)))
     out = []
     for i, (path, text) in enumerate(parts):
@@ -124,7 +128,7 @@ def split_document(
         title = " > ".join(h for h in (doc.title, *heads) if h)
         heading = heads[-1] if heads else name
         pid = doc.id if len(parts) == 1 else f"{doc.id}#{i}"
-        out.append(Passage(pid, doc.id, i, title, text, heading))
+        out.append(Passage(pid, doc.id, i, title, text, heading, doc.source))
     return out
 
 
@@ -194,7 +198,8 @@ def _jsonl_documents(path: Path, text: str) -> Iterator[Document]:
         title = str(rec.get("title") or "")
         doc_id = str(rec.get("id") or content_hash(f"{title}\n{rec['text']}"))
         # A record is one passage unless it is longer than one: then it is chunked like a file.
-        yield Document(id=doc_id, title=title, text=rec["text"], source=f"{path}:{lineno}")
+        source = f"{absolute(path)}:{lineno}"
+        yield Document(id=doc_id, title=title, text=rec["text"], source=source)
 
 
 def _title_and_body(path: Path, text: str) -> tuple[str, str, bool]:
@@ -206,29 +211,31 @@ def _title_and_body(path: Path, text: str) -> tuple[str, str, bool]:
     return path.stem.replace("_", " ").strip(), text, False
 
 
-def document_id(path: Path, root: Path | None = None) -> str:
-    """The id of a file: its path from the folder that was named, starting with that folder's name.
+def absolute(path: str | Path) -> str:
+    """`path` made absolute, "." and ".." resolved, in POSIX form. Symlinks are kept as named:
+    a folder reached through a link (`current -> v2`) keeps its ids when the link moves on."""
+    return Path(os.path.abspath(path)).as_posix()
 
-    `terag index docs/` (or `/abs/docs`, or `.` inside docs/) gives `docs/sub/a.md`; a file named
-    on its own gets its folder's name and its own (`docs/beetle.md`), so the same file has the
-    same id however the path was typed and wherever the command runs.
+
+def document_id(path: str | Path) -> str:
+    """The id of a file: its absolute path.
+
+    Only the whole path tells `a/docs/readme.md` from `b/docs/readme.md`: an id made of the
+    last folder names would make them one document (the second replacing the first, and a
+    delete of any `.../docs/readme.md` removing it). The absolute path is the same however the
+    path was typed (`docs/`, `./docs`, `/abs/docs`, `.` inside it) and wherever the command
+    runs, and whether the file was named on its own or found in a folder. Moving a corpus makes
+    new documents: delete the old ones by their old paths (`terag delete OLD_PATH`, which works
+    when the file is gone too).
     """
-    base = root if root is not None else path.parent
-    rel = path.relative_to(base).as_posix() if root is not None else path.name
-    # abspath normalises "." and ".." without following symlinks (relative_to stays valid).
-    name = Path(os.path.abspath(base)).name
-    return f"{name}/{rel}" if name else rel
+    return absolute(path)
 
 
 def document_id_candidates(path: str | Path) -> list[str]:
-    """The ids `index` may have given the file at `path`, nearest folder first: its path from
-    each folder above it, starting with that folder's name (`g/docs/c.md` gives `docs/c.md`,
-    as `terag index g/docs` or `terag index g/docs/c.md` stored it, then `g/docs/c.md`, ...).
-    Worked out from the path alone, so a file deleted from the disk still resolves."""
-    full = Path(os.path.abspath(path))
-    return [
-        f"{base.name}/{full.relative_to(base).as_posix()}" for base in full.parents if base.name
-    ]
+    """The id `index` gave the file at `path` (its absolute path): one candidate, worked out
+    from the path alone, so a file deleted from the disk still resolves; never a file at
+    another path whose last folders have the same names."""
+    return [absolute(path)]
 
 
 def iter_sources(paths: Sequence[str | Path]) -> Iterator[tuple[Path, str]]:
@@ -248,7 +255,7 @@ def iter_sources(paths: Sequence[str | Path]) -> Iterator[tuple[Path, str]]:
                     f"{p}: no .txt, .md or .jsonl files in this folder (nor below it)"
                 )
             for f in files:
-                yield f, document_id(f, p)
+                yield f, document_id(f)
         elif p.suffix.lower() in TEXT_SUFFIXES | JSONL_SUFFIXES:
             yield p, document_id(p)
         else:
@@ -282,7 +289,7 @@ def load_documents(
             else:
                 title, text, named = _title_and_body(path, text)
                 yield Document(
-                    id=doc_id, title=title, text=text, source=str(path), title_is_name=named
+                    id=doc_id, title=title, text=text, source=absolute(path), title_is_name=named
                 )
         except InputError as e:
             if errors is None:

@@ -58,9 +58,11 @@ def records(client: TeragClient, query: str, **params: object) -> list[dict[str,
     return [r.data() for r in client.store.driver.execute_query(query, **params).records]
 
 
-def test_sections_become_passages_titled_by_their_heading_path(guides: TeragClient) -> None:
+def test_sections_become_passages_titled_by_their_heading_path(
+    guides: TeragClient, folder: Path
+) -> None:
     ns = guides.settings.namespace
-    rows = guides.store.read("document_passages", namespace=ns, doc_id="guides/glioma.md")
+    rows = guides.store.read("document_passages", namespace=ns, doc_id=str(folder / "glioma.md"))
     assert len(rows) == 4  # one passage per section: none crosses a heading
     titles = {
         r["title"]

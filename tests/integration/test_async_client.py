@@ -56,7 +56,7 @@ async def test_index_stats_retrieve_concurrently(base_settings: Settings, namesp
             assert [p.id for p in res.passages] == [p.id for p in again.passages]
         assert any(p.id.endswith("beetle.md") for p in results[0].passages)
 
-        assert await terag.delete("sample/beetle.md") == 1
+        assert await terag.delete(SAMPLE / "beetle.md") == 1  # the path it was indexed from
         assert (await terag.stats()).passages == 7
         assert namespace in {n.name for n in await terag.namespaces()}
         await terag.drop()

@@ -1,5 +1,6 @@
 """`delete` takes the path `index` read a file from, as well as the document id (issue 22.7:
-`terag index g/docs` stored `docs/c.md`, and `terag delete g/docs/c.md` deleted nothing)."""
+`terag delete g/docs/c.md` once deleted nothing); a file's id is its absolute path, so a path
+deletes the document read from that file and no other."""
 
 from __future__ import annotations
 
@@ -45,13 +46,14 @@ def test_delete_resolves_a_path_the_way_index_does(
 
     assert cli.main(["index", "g/docs", "-n", namespace, "-e", "spacy", "-q"]) == cli.EXIT_OK
     capsys.readouterr()
+    c, d, e = str(docs / "c.md"), str(docs / "sub" / "d.md"), str(docs / "e.md")
     with TeragClient(base_settings, namespace=namespace) as terag:
-        assert _doc_ids(terag, namespace) == ["docs/c.md", "docs/e.md", "docs/sub/d.md"]
+        assert _doc_ids(terag, namespace) == sorted([c, d, e])
 
     # The CLI, with the path as it was typed for `index`
     assert cli.main(["delete", "g/docs/c.md", "-n", namespace, "--json"]) == cli.EXIT_OK
     out = json.loads(capsys.readouterr().out)
-    assert out["deleted_passages"] == 1 and out["documents"] == ["docs/c.md"]
+    assert out["deleted_passages"] == 1 and out["documents"] == [c]
 
     with TeragClient(base_settings, namespace=namespace) as terag:
         # a file below the folder that was indexed, by its absolute path
@@ -62,9 +64,10 @@ def test_delete_resolves_a_path_the_way_index_does(
         assert _doc_ids(terag, namespace) == []
         # ids still work, and win over a path that happens to resolve to another id
         terag.index([Document(id="g/docs/c.md", text="Xanten is on the Rhine.")], progress=False)
-        terag.index([docs / "c.md"], progress=False)  # stored as docs/c.md
+        terag.index([docs / "c.md"], progress=False)  # stored under its absolute path
         assert terag.delete("g/docs/c.md") == 1  # the id, not the file at that path
-        assert _doc_ids(terag, namespace) == ["docs/c.md"]
-        assert terag.delete("docs/c.md") == 1
+        assert _doc_ids(terag, namespace) == [c]
+        assert terag.delete("docs/c.md") == 0  # another path that ends the same: not this file
+        assert terag.delete(c) == 1
         assert terag.delete("g/docs/nothing.md") == 0
     assert cli.main(["delete", "g/docs/nothing.md", "-n", namespace]) == cli.EXIT_NOT_FOUND

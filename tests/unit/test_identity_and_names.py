@@ -1,5 +1,5 @@
-"""Document ids that do not depend on how a path was typed, and GDS graph names matched exactly
-(pure functions: no services needed)."""
+"""Document ids that do not depend on how a path was typed (a file's id is its absolute path), and
+GDS graph names matched exactly (pure functions: no services needed)."""
 
 from __future__ import annotations
 
@@ -20,11 +20,11 @@ def _tree(tmp_path: Path) -> Path:
     return docs
 
 
-def test_ids_start_at_the_named_folder_however_it_is_typed(
+def test_ids_are_the_same_however_the_folder_is_typed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     docs = _tree(tmp_path)
-    expected = ["docs/a.md", "docs/sub/b.txt"]
+    expected = [str(docs / "a.md"), str(docs / "sub" / "b.txt")]
     assert [d.id for d in load_documents([docs.resolve()])] == expected
     monkeypatch.chdir(tmp_path)
     assert [d.id for d in load_documents(["docs"])] == expected
@@ -34,15 +34,15 @@ def test_ids_start_at_the_named_folder_however_it_is_typed(
     assert [d.id for d in load_documents(["../../docs"])] == expected
 
 
-def test_a_file_named_alone_gets_its_folder_and_file_name(
+def test_a_file_named_alone_gets_the_id_it_has_in_its_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     docs = _tree(tmp_path)
-    assert [d.id for d in load_documents([docs / "a.md"])] == ["docs/a.md"]
+    assert [d.id for d in load_documents([docs / "a.md"])] == [str(docs / "a.md")]
     monkeypatch.chdir(docs)
-    assert [d.id for d in load_documents(["a.md"])] == ["docs/a.md"]
-    # the source keeps the path as typed, for messages
-    assert [d.source for d in load_documents(["a.md"])] == ["a.md"]
+    assert [d.id for d in load_documents(["a.md"])] == [str(docs / "a.md")]
+    # the source is the file it was read from, wherever the command ran
+    assert [d.source for d in load_documents(["a.md"])] == [str(docs / "a.md")]
 
 
 @pytest.mark.parametrize(
