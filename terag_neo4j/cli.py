@@ -387,6 +387,10 @@ OPTIONAL_COMMANDS: dict[str, tuple[str, str]] = {
         "terag_neo4j.eval.cli",
         "ingest, store, memory, projection and latency at 10k, 100k, 1M synthetic passages",
     ),
+    "bench-serve": (
+        "terag_neo4j.eval.cli",
+        "HTTP service throughput, latency, errors and memory under concurrent clients",
+    ),
     "serve": (
         "terag_neo4j.service.cli",
         "run the HTTP API and MCP (/mcp) service over every namespace",

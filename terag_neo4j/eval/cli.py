@@ -121,12 +121,14 @@ def register_cli(subparsers: Any) -> None:
     from terag_neo4j.eval.latency import register_cli as register_latency
     from terag_neo4j.eval.load import register_cli as register_load
     from terag_neo4j.eval.scale import register_cli as register_scale
+    from terag_neo4j.eval.serve_load import register_cli as register_serve_load
 
     register_extraction(subparsers)
     register_ingest(subparsers)
     register_latency(subparsers)
     register_load(subparsers)
     register_scale(subparsers)
+    register_serve_load(subparsers)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
