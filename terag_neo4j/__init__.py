@@ -52,6 +52,9 @@ _EXPORTS: dict[str, str] = {
     "GraphStoreError": "terag_neo4j.store",
     "NamespaceNotFound": "terag_neo4j.store",
     "Neo4jUnavailable": "terag_neo4j.store",
+    "Neo4jAuthError": "terag_neo4j.store",
+    "Neo4jTransientError": "terag_neo4j.store",
+    "NamespaceDropped": "terag_neo4j.store",
     "InvalidNamespace": "terag_neo4j.store",
     "LLMError": "terag_neo4j.llm",
     "LLMUnavailableError": "terag_neo4j.llm",
@@ -76,8 +79,11 @@ __all__ = [
     "LLMUnavailableError",
     "MatchedConcept",
     "ModelNotFoundError",
+    "NamespaceDropped",
     "NamespaceInfo",
     "NamespaceNotFound",
+    "Neo4jAuthError",
+    "Neo4jTransientError",
     "Neo4jUnavailable",
     "RetrievalConfig",
     "RetrievalError",
@@ -117,8 +123,11 @@ if TYPE_CHECKING:
     from terag_neo4j.store import (
         GraphStoreError,
         InvalidNamespace,
+        NamespaceDropped,
         NamespaceInfo,
         NamespaceNotFound,
+        Neo4jAuthError,
+        Neo4jTransientError,
         Neo4jUnavailable,
     )
 

@@ -37,6 +37,7 @@ from terag_neo4j.ingest_report import IngestReport
 from terag_neo4j.store import (
     GraphStore,
     GraphStoreError,
+    Neo4jTransientError,
     Neo4jUnavailable,
     check_embedding_model,
     check_namespace,
@@ -438,18 +439,20 @@ class Indexer:
                 dict(zip(keys, cvecs.tolist(), strict=True)) if cvecs is not None else {},
                 self._meta(),
             )
-        except Neo4jUnavailable as e:
-            raise Neo4jUnavailable(
+        except (Neo4jUnavailable, Neo4jTransientError) as e:
+            # Passing failures: the same command, run again, finds the server able.
+            raise type(e)(
                 f"{e}. {report.passages_new} passages of this run were written and extractions "
                 "are cached: rerunning the same command completes the graph without paying again"
             ) from e
         except GraphStoreError:
             raise
-        except Exception as e:  # the driver's own errors, after its retries
+        except Exception as e:  # the query itself failed: a rerun would fail the same way
+            code = getattr(e, "code", None) or type(e).__name__
             raise GraphStoreError(
                 f"writing to Neo4j failed after {report.passages_new} passages of this run "
-                f"({type(e).__name__}: {one_line(e)}); extractions are cached, so rerunning the "
-                "same command completes the graph without paying for them again"
+                f"({code}: {one_line(e)}); a rerun would fail the same way, so fix what the "
+                "error names first (extractions are cached and are not paid for again)"
             ) from e
         report.write_s += time.perf_counter() - t
         report.passages_new += stats.passages

@@ -58,7 +58,7 @@ _TYPE_BY_STATUS = {
 }
 
 
-class ServiceError(Exception):
+class ServiceError(TeragError):
     """An error the service itself raises, with its status, type and extra headers."""
 
     def __init__(

@@ -13,6 +13,8 @@ from terag_neo4j.store.budget_state import BudgetState
 from terag_neo4j.store.connection import (
     GraphStoreError,
     NamespaceNotFound,
+    Neo4jAuthError,
+    Neo4jTransientError,
     Neo4jUnavailable,
     connect,
     connection_target,
@@ -48,6 +50,8 @@ __all__ = [
     "NamespaceDropped",
     "NamespaceInfo",
     "NamespaceNotFound",
+    "Neo4jAuthError",
+    "Neo4jTransientError",
     "Neo4jUnavailable",
     "WriteStats",
     "check_embedding_model",

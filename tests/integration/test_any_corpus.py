@@ -11,7 +11,7 @@ import pytest
 from terag_neo4j import gds
 from terag_neo4j.client import TeragClient
 from terag_neo4j.documents import Document
-from terag_neo4j.flat import lucene_query
+from terag_neo4j.flat import flat_ranking
 
 pytestmark = pytest.mark.integration
 
@@ -162,20 +162,11 @@ def test_full_text_search_stays_in_its_namespace(base_settings: object, namespac
         try:
             for ns in (namespace, other):
                 vector = one.retriever.embed_query("temozolomide")
-                (row,) = one.store.read(
-                    "flat",
-                    namespace=ns,
-                    lucene=lucene_query(ns, "temozolomide"),
-                    vector=vector,
-                    top=10,
-                )
-                for channel in ("text", "vector"):
-                    nodes = [n for n, _ in row[channel]]
-                    assert len(nodes) == 1, channel  # the other namespace's copy is not found
-                    owner = records(
-                        one, "MATCH (p) WHERE id(p) = $n RETURN p.namespace AS ns", n=nodes[0]
-                    )[0]["ns"]
-                    assert owner == ns
+                flat = flat_ranking(one.store, ns, "temozolomide", vector, 10)
+                assert flat.by_text == 1 and flat.by_vector == 1  # not the other's copy
+                ((node, _),) = flat.top(10)
+                owner = records(one, "MATCH (p) WHERE id(p) = $n RETURN p.namespace AS ns", n=node)
+                assert owner[0]["ns"] == ns
         finally:
             one.drop(other)
 
