@@ -113,7 +113,17 @@ def _format_retrieval(res: Any) -> str:
 # ---------------------------------------------------------------------- commands
 
 
+def _through_service(args: argparse.Namespace) -> int | None:
+    """The command run by the service that --url or TERAG_URL names; None: none is named."""
+    from terag_neo4j.service import cli_remote
+
+    url = cli_remote.service_url(args)
+    return None if url is None else cli_remote.run(args, url)
+
+
 def cmd_index(args: argparse.Namespace) -> int:
+    if (code := _through_service(args)) is not None:
+        return code
     from terag_neo4j.documents import iter_sources
 
     for _ in iter_sources(args.paths):  # missing paths, empty folders: say so before connecting
@@ -129,6 +139,8 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def cmd_retrieve(args: argparse.Namespace) -> int:
+    if (code := _through_service(args)) is not None:
+        return code
     with _client(args) as terag:
         res = terag.retrieve(args.question, top_k=args.top_k, mode=args.mode)
     _emit(args, res, _format_retrieval(res))
@@ -136,6 +148,8 @@ def cmd_retrieve(args: argparse.Namespace) -> int:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
+    if (code := _through_service(args)) is not None:
+        return code
     with _client(args) as terag:
         ans = terag.answer(args.question, top_k=args.top_k)
         ledger = terag.ledger.summary()
@@ -254,6 +268,9 @@ def _ensure_ollama(settings: Any) -> str:
 # ---------------------------------------------------------------------- parser
 
 
+URL_HELP = "a running `terag serve` to use (default TERAG_URL; key: TERAG_API_KEY)"
+
+
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The whole parser; with `argv`, the subcommands of other modules that `argv` does not
     name are listed by name and help only, so `terag --help` and a wrong argument answer
@@ -303,6 +320,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         "write; eager on an indexed namespace only builds them (TERAG_COOCCURRENCE)",
     )
     s.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    s.add_argument("--url", help=URL_HELP)
     common(s)
     s.set_defaults(func=cmd_index)
 
@@ -323,6 +341,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
             s.add_argument(
                 "--mode", choices=["pagerank", "dense", "hybrid"], help="ranking (default pagerank)"
             )
+        s.add_argument("--url", help=URL_HELP)
         common(s)
         s.set_defaults(func=func)
 
@@ -386,6 +405,10 @@ OPTIONAL_COMMANDS: dict[str, tuple[str, str]] = {
     "bench-scale": (
         "terag_neo4j.eval.cli",
         "ingest, store, memory, projection and latency at 10k, 100k, 1M synthetic passages",
+    ),
+    "bench-isolation": (
+        "terag_neo4j.eval.cli",
+        "whether namespace A's top-10 moves when namespace B is indexed, deleted, dropped",
     ),
     "bench-serve": (
         "terag_neo4j.eval.cli",

@@ -41,7 +41,8 @@ class Target:
     headers: dict[str, str] = field(default_factory=dict)
 
     def rss_mib(self) -> float | None:
-        return process_rss_mib(self.pid).get("VmRSS") if self.pid else None
+        mib = process_rss_mib(self.pid).get("VmRSS") if self.pid else None
+        return round(mib, 1) if mib is not None else None
 
     def http(self, timeout: float = 120.0) -> httpx.Client:
         return httpx.Client(base_url=self.url, headers=self.headers, timeout=timeout)

@@ -191,7 +191,7 @@ def soak(
             while not stop.is_set():
                 mib = target.rss_mib()
                 if mib is not None:
-                    samples.append((round(time.perf_counter() - t0, 1), round(mib, 1)))
+                    samples.append((round(time.perf_counter() - t0, 1), mib))
                 stop.wait(5.0)
 
         def uploads() -> None:
@@ -225,7 +225,7 @@ def soak(
         "uploads_lost": len(lost),
         "uploads_lost_ids": lost[:20],
         "rss_start_mib": start,
-        "rss_end_mib": round(end, 1) if end else None,
+        "rss_end_mib": end,
         "rss_max_mib": max((s[1] for s in samples), default=None),
         "rss_growth_pct": growth,
         "rss_samples": samples,

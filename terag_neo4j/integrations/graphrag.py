@@ -17,11 +17,10 @@ and which concepts of the graph seeded the walk (`matched_concepts`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import neo4j
 
-from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings, SettingsError
 from terag_neo4j.errors import DependencyError
 from terag_neo4j.integrations.langchain import passage_content
@@ -37,6 +36,10 @@ except ModuleNotFoundError as e:  # pragma: no cover - exercised without the ext
         "TeragGraphRAGRetriever needs neo4j-graphrag: pip install 'terag-neo4j[graphrag]'"
     ) from e
 
+if TYPE_CHECKING:
+    from terag_neo4j.client import TeragClient
+    from terag_neo4j.service.remote import TeragRemote
+
 __all__ = ["TeragGraphRAGRetriever"]
 
 
@@ -46,7 +49,8 @@ class TeragGraphRAGRetriever(Retriever):
 
     Give it the `neo4j.Driver` you already have (as neo4j-graphrag's own retrievers take one; it
     stays yours to close), or nothing (NEO4J_URI / the local server from the settings), or a
-    `TeragClient` to share (`client=`). `namespace`, `mode` and any `Settings` field
+    `TeragClient` to share (`client=`), or a `TeragRemote` of a running service (`client=`: no
+    torch and no connection of its own in this process; `driver` is then None). `namespace`, `mode` and any `Settings` field
     (`extractor="spacy"`, `preset="paper"`, ...) configure the client it builds; `close()`
     releases that client, never a driver or client passed in.
     """
@@ -58,7 +62,7 @@ class TeragGraphRAGRetriever(Retriever):
         self,
         driver: neo4j.Driver | None = None,
         *,
-        client: TeragClient | None = None,
+        client: TeragClient | TeragRemote | None = None,
         namespace: str | None = None,
         mode: Mode | None = None,
         neo4j_database: str | None = None,
@@ -78,11 +82,18 @@ class TeragGraphRAGRetriever(Retriever):
                 overrides["neo4j_database"] = neo4j_database
             if namespace is not None:  # the client's own default: client.index() writes there
                 overrides["namespace"] = namespace
+            from terag_neo4j.client import TeragClient
+
             self.client, self._owns_client = TeragClient(settings, driver=driver, **overrides), True
         self.namespace = namespace
         self.mode: Mode | None = mode
         self.result_formatter = result_formatter
-        super().__init__(self.client.store.driver, self.client.settings.neo4j_database)
+        local: Any = self.client
+        if getattr(local, "store", None) is None:  # a remote client: the service connects
+            self.driver: neo4j.Driver | None = None  # type: ignore[assignment]
+            self.neo4j_database = None
+        else:
+            super().__init__(local.store.driver, local.settings.neo4j_database)
 
     def get_search_results(
         self,

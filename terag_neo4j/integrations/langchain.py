@@ -13,6 +13,9 @@ the query concepts that seeded the PageRank with their restart weights.
 Documents go the other way too: `retriever.add_documents(docs)` indexes LangChain documents (a
 loader's output) into the retriever's namespace and `retriever.delete(ids)` removes them, as a
 LangChain vector store does; `TeragClient.index` takes them as well (`from_langchain`).
+
+Over a running service, give it a `TeragRemote` (`terag_neo4j.service.remote`) as `client`: the
+application then needs neither torch nor the Neo4j driver, and gets the same documents.
 """
 
 from __future__ import annotations
@@ -32,11 +35,8 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables.config import run_in_executor
 from pydantic import Field, PrivateAttr
 
-from terag_neo4j.client import TeragClient
-from terag_neo4j.config import Settings
 from terag_neo4j.documents import Document as TeragDocument
 from terag_neo4j.documents import InputError, content_hash
-from terag_neo4j.results import RetrievalResult, RetrievedPassage
 
 Mode = Literal["pagerank", "dense", "hybrid"]
 
@@ -101,13 +101,14 @@ def from_langchain(
     return out
 
 
-def passage_content(passage: RetrievedPassage) -> str:
-    """Title and text as the passage was indexed (and as the embedder and reader LLM see it)."""
+def passage_content(passage: Any) -> str:
+    """Title and text as the passage was indexed (and as the embedder and reader LLM see it);
+    `passage` is a `RetrievedPassage`, or the service's `Passage`, which has the same fields."""
     return f"{passage.title}\n{passage.text}" if passage.title else passage.text
 
 
-def to_documents(result: RetrievalResult) -> list[Document]:
-    """LangChain documents for a `RetrievalResult`, best first."""
+def to_documents(result: Any) -> list[Document]:
+    """LangChain documents for a `RetrievalResult` (or the service's `Retrieval`), best first."""
     concepts = [
         {"name": m.name, "type": m.type, "match": m.match, "weight": m.weight}
         for m in result.matches
@@ -139,32 +140,38 @@ def to_documents(result: RetrievalResult) -> list[Document]:
 class TeragRetriever(BaseRetriever):
     """TERAG personalised-PageRank retrieval as a LangChain `BaseRetriever`.
 
-    Give it a `client` (shared, you close it) or `settings` (or neither: `Settings()` from the
-    environment); without a client it builds one on first use and `close()` releases it.
+    Give it a `client` (shared, you close it): a `TeragClient`, or a `TeragRemote` of a running
+    service (anything with their `retrieve`), or `settings` (or neither: `Settings()` from the
+    environment); without a client it builds a `TeragClient` on first use and `close()` releases
+    it.
     `k`, `namespace` and `mode` can also be passed per call: `retriever.invoke(q, k=3)`.
     `add_documents` / `delete` (and `aadd_documents` / `adelete`) index and remove LangChain
     documents in the retriever's namespace.
     """
 
-    client: TeragClient | None = None
-    settings: Settings | None = None
+    # Any: a TeragClient or a TeragRemote, and neither class is imported unless used
+    client: Any = None
+    settings: Any = None
     k: int = Field(default=5, ge=1, description="How many passages to return.")
     namespace: str | None = Field(default=None, description="Defaults to the client's namespace.")
     mode: Mode | None = Field(
         default=None, description="pagerank, dense or hybrid; None follows the settings."
     )
 
-    _owned: TeragClient | None = PrivateAttr(default=None)
+    _owned: Any = PrivateAttr(default=None)
     # Closes `_owned` once: on `close()`, or when the retriever is garbage-collected
     _release: weakref.finalize | None = PrivateAttr(default=None)  # type: ignore[type-arg]
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
-    def terag(self) -> TeragClient:
-        """The client in use (built from `settings` on first use when none was given)."""
+    def terag(self) -> Any:
+        """The client in use: the one given (a `TeragClient` or `TeragRemote`), else a
+        `TeragClient` built from `settings` on first use."""
         if self.client is not None:
             return self.client
         with self._lock:
             if self._owned is None:
+                from terag_neo4j.client import TeragClient
+
                 self._owned = TeragClient(self.settings)
                 self._release = weakref.finalize(self, self._owned.close)
             return self._owned
@@ -195,9 +202,18 @@ class TeragRetriever(BaseRetriever):
         returns their TERAG document ids, in order (see `from_langchain` for how they are
         chosen). `kwargs` go to `TeragClient.index` (e.g. `progress=True`)."""
         docs = from_langchain(documents, ids)
-        if docs:
+        client: Any = self.terag()
+        ns = namespace or self.namespace
+        if docs and hasattr(client, "index_texts"):  # a TeragRemote: the service indexes them
+            body = [
+                {"id": d.id, "text": d.text, "title": d.title, "source": d.source} for d in docs
+            ]
+            job = client.index_texts(body, namespace=ns, wait=True)
+            if job.state != "succeeded":
+                raise InputError(f"indexing job {job.id} {job.state}: {'; '.join(job.errors)}")
+        elif docs:
             kwargs.setdefault("progress", False)
-            self.terag().index(docs, namespace=namespace or self.namespace, **kwargs)
+            client.index(docs, namespace=ns, **kwargs)
         return [d.id for d in docs]
 
     def delete(

@@ -33,7 +33,7 @@ from terag_neo4j.service.schemas import (
     Retrieval,
 )
 
-TextInput = Mapping[str, str]
+TextInput = Mapping[str, Any]
 FINISHED = ("succeeded", "failed", "cancelled")
 
 
@@ -115,7 +115,8 @@ class TeragRemote(_Paths):
         wait: bool = False,
         timeout: float = 600.0,
     ) -> Job:
-        """Add documents ({"id", "text", "title"?}); `wait` polls the job until it ends."""
+        """Add documents ({"id", "text", "title"?, ...: see `TextDocument`}); `wait` polls the
+        job until it ends."""
         body = {"documents": [dict(d) for d in documents]}
         job = Job.model_validate(self._call("POST", self.ns(namespace, "/documents"), json=body))
         return self.wait(job.id, timeout) if wait else job

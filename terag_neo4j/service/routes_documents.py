@@ -64,7 +64,17 @@ async def add_texts(request: Request, namespace: WriteNamespace, body: TextsRequ
     ids = [d.id for d in body.documents]
     if len(set(ids)) != len(ids):
         raise ServiceError(422, "documents: every id must be unique within a request")
-    docs = [Document(id=d.id, text=d.text, title=d.title) for d in body.documents]
+    docs = [
+        Document(
+            id=d.id,
+            text=d.text,
+            title=d.title,
+            source=d.source,
+            is_passage=d.is_passage,
+            title_is_name=d.title_is_name,
+        )
+        for d in body.documents
+    ]
     return _submit(request, namespace, docs)
 
 

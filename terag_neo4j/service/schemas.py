@@ -72,6 +72,11 @@ class TextDocument(BaseModel):
     id: str = Field(min_length=1, max_length=512, examples=["notes/beetle.md"])
     text: str = Field(min_length=1, examples=["The Beetle was designed by Ferdinand Porsche."])
     title: str = Field(default="", max_length=1000)
+    # As `terag index` reads files (what `terag index --url` sends): where the text was read
+    # from, whether it is a passage already (indexed whole), whether its title names its content
+    source: str = Field(default="", max_length=4096)
+    is_passage: bool = False
+    title_is_name: bool = True
 
 
 class TextsRequest(BaseModel):

@@ -41,6 +41,7 @@ class Service:
     ns_b: str
     env: dict[str, str]
     settings: Settings
+    pid: int | None = None  # the `terag serve` process (bench-serve reads its RSS)
 
     def client(self, key: str | None = KEY_ALL) -> httpx.Client:
         headers = {"Authorization": f"Bearer {key}"} if key else {}
@@ -138,7 +139,7 @@ def service(
         )
         try:
             wait_ready(url, proc)
-            yield Service(url, ns_a, ns_b, env, base_settings)
+            yield Service(url, ns_a, ns_b, env, base_settings, proc.pid)
         except Exception:
             sys.stderr.write(log.read_text(errors="replace")[-4000:])
             raise

@@ -1,0 +1,210 @@
+"""`terag retrieve/ask/index` through a running service (`--url`, or TERAG_URL in the environment
+or ./.env; TERAG_API_KEY for its key), with the in-process commands' output.
+
+This path imports httpx, pydantic and the service's schemas only: no torch, no Neo4j driver, no
+model, so a call costs the interpreter's start and one request. Its errors are mapped to the
+CLI's exit codes here, so that reporting one does not import the driver either.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+# The CLI's exit codes (terag_neo4j.cli), by the service's status
+_EXIT_BY_STATUS = {400: 2, 401: 6, 403: 6, 404: 4, 413: 2, 415: 2, 422: 2, 429: 3, 503: 3}
+BATCH_DOCUMENTS = 500
+BATCH_CHARS = 8_000_000  # well under the service's default body limit (32 MiB)
+
+
+def _dotenv(name: str, path: Path = Path(".env")) -> str | None:
+    """`name` from ./.env, read as the settings read it (KEY=value, optionally quoted)."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        key, sep, value = line.strip().removeprefix("export ").partition("=")
+        if sep and key.strip() == name:
+            return value.strip().strip("'\"") or None
+    return None
+
+
+def setting(name: str) -> str | None:
+    value = os.environ.get(name)
+    return (value.strip() or None) if value is not None else _dotenv(name)
+
+
+def service_url(args: argparse.Namespace) -> str | None:
+    """The service the command should use: --url, else TERAG_URL; None: run in-process."""
+    url: str | None = getattr(args, "url", None)
+    return url or setting("TERAG_URL")
+
+
+def _remote(url: str) -> Any:
+    from terag_neo4j.service.remote import TeragRemote
+
+    return TeragRemote(url, api_key=setting("TERAG_API_KEY"), namespace=_namespace(None))
+
+
+def _namespace(args: argparse.Namespace | None) -> str:
+    ns = getattr(args, "namespace", None) if args is not None else None
+    return ns or setting("TERAG_NAMESPACE") or "default"
+
+
+def _top_k(args: argparse.Namespace) -> int:
+    k = getattr(args, "top_k", None) or setting("TERAG_TOP_K")
+    return int(k) if k else 5
+
+
+class _Usage(Exception):
+    """An option the service cannot honour (exit 2)."""
+
+
+def _refuse_extractor(args: argparse.Namespace) -> None:
+    if getattr(args, "extractor", None):
+        raise _Usage(
+            "-e/--extractor picks the query backend of an in-process call; a service uses its "
+            "own settings (unset TERAG_URL, or drop --url, to choose)"
+        )
+
+
+def retrieval_json(view: Any) -> dict[str, Any]:
+    """A service `Retrieval` with the keys in `terag retrieve --json`'s order (score_kind last)."""
+    d: dict[str, Any] = view.model_dump()
+    d["score_kind"] = d.pop("score_kind")
+    return d
+
+
+def _emit(args: argparse.Namespace, obj: Any, text: str) -> None:
+    print(json.dumps(obj, indent=2, default=str) if getattr(args, "json", False) else text)
+
+
+def _fail(e: Exception) -> int:
+    from terag_neo4j.service.remote import RemoteError
+
+    if isinstance(e, RemoteError):
+        msg, code = e.message, _EXIT_BY_STATUS.get(e.status, 1)
+    else:  # httpx's: the service is not there or did not answer
+        msg, code = f"cannot reach the service ({type(e).__name__}: {e}); is terag serve up?", 3
+    print(f"terag: error: {msg}", file=sys.stderr)
+    return code
+
+
+def run(args: argparse.Namespace, url: str) -> int:
+    """The command of `args` against the service at `url`; the CLI's exit code."""
+    import httpx
+
+    from terag_neo4j.service.remote import RemoteError
+
+    command = {"retrieve": _retrieve, "ask": _ask, "index": _index}[args.command]
+    try:
+        with _remote(url) as remote:
+            return command(args, remote)
+    except (RemoteError, httpx.HTTPError) as e:
+        return _fail(e)
+    except _Usage as e:
+        print(f"terag: error: {e}", file=sys.stderr)
+        return 2
+
+
+def _retrieve(args: argparse.Namespace, remote: Any) -> int:
+    from terag_neo4j.cli import _format_retrieval
+
+    _refuse_extractor(args)
+    res = remote.retrieve(
+        args.question, top_k=_top_k(args), namespace=_namespace(args), mode=args.mode
+    )
+    _emit(args, retrieval_json(res), _format_retrieval(res))
+    return 0
+
+
+def _ask(args: argparse.Namespace, remote: Any) -> int:
+    from terag_neo4j.cli import _format_retrieval
+
+    _refuse_extractor(args)
+    ans = remote.answer(args.question, top_k=_top_k(args), namespace=_namespace(args))
+    r = ans.retrieval
+    tokens = (
+        f"tokens: retrieval {r.input_tokens} in / {r.output_tokens} out, answer "
+        f"{ans.input_tokens} in / {ans.output_tokens} out"
+    )
+    text = f"answer: {ans.answer}\n\n{_format_retrieval(r)}\n\n{tokens}"
+    obj = {
+        "answer": ans.answer,
+        "retrieval": retrieval_json(r),
+        "input_tokens": ans.input_tokens,
+        "output_tokens": ans.output_tokens,
+    }
+    _emit(args, obj, text)
+    return 0
+
+
+def _batches(docs: list[Any]) -> list[list[dict[str, Any]]]:
+    out: list[list[dict[str, Any]]] = [[]]
+    size = 0
+    for d in docs:
+        body = {
+            "id": d.id,
+            "text": d.text,
+            "title": d.title,
+            "source": d.source,
+            "is_passage": d.is_passage,
+            "title_is_name": d.title_is_name,
+        }
+        if out[-1] and (len(out[-1]) >= BATCH_DOCUMENTS or size + len(d.text) > BATCH_CHARS):
+            out.append([])
+            size = 0
+        out[-1].append(body)
+        size += len(d.text)
+    return [b for b in out if b]
+
+
+def _index(args: argparse.Namespace, remote: Any) -> int:
+    """Files are read here, as `terag index` reads them (the same ids, titles and records), and
+    sent as documents; each batch is a job of the service, waited for in turn."""
+    from terag_neo4j.documents import load_documents
+
+    if getattr(args, "extractor", None) or getattr(args, "llm_budget", None) is not None:
+        raise _Usage(
+            "extraction options apply to an in-process index; a service indexes with its own "
+            "settings (unset TERAG_URL, or drop --url, to choose)"
+        )
+    t0 = time.perf_counter()
+    errors: list[str] = []
+    docs = list(load_documents(args.paths, errors))
+    ns = _namespace(args)
+    keys = ("passages_total", "passages_new", "passages_unchanged", "passages_replaced")
+    total: dict[str, Any] = {k: 0 for k in (*keys, "input_tokens", "output_tokens")}
+    warnings: list[str] = []
+    jobs: list[str] = []
+    for batch in _batches(docs):
+        job = remote.index_texts(batch, namespace=ns, wait=True, timeout=24 * 3600)
+        jobs.append(job.id)
+        for k in total:
+            total[k] += getattr(job, k)
+        warnings.extend(job.errors)
+        if job.state != "succeeded":
+            warnings.append(f"job {job.id} {job.state}")
+            break
+    took = time.perf_counter() - t0
+    text = (
+        f"ingest through {remote.http.base_url} into {ns!r}: {len(docs)} documents, "
+        f"{total['passages_total']} passages, {total['passages_new']} written "
+        f"({total['passages_replaced']} replaced), {total['passages_unchanged']} unchanged\n"
+        f"  tokens spent: {total['input_tokens']} in / {total['output_tokens']} out; "
+        f"time: {took:.1f}s; jobs {', '.join(jobs) or '-'}"
+    )
+    if warnings:
+        text += "\n  " + "\n  ".join(warnings)
+    if errors:
+        text += f"\n  skipped {len(errors)} file(s):\n" + "\n".join(f"    {e}" for e in errors)
+    obj = {"namespace": ns, "documents": len(docs), **total, "total_s": round(took, 2)}
+    _emit(args, {**obj, "jobs": jobs, "warnings": warnings, "skipped": errors}, text)
+    failed = any(w.startswith("job ") for w in warnings)
+    return 1 if failed else (5 if errors else 0)

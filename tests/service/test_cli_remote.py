@@ -1,0 +1,116 @@
+"""`terag retrieve/index` through a running service (`--url` or TERAG_URL): the in-process output,
+without torch or the Neo4j driver in the CLI's process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from terag_neo4j import cli
+from terag_neo4j.client import TeragClient
+from terag_neo4j.documents import document_id
+from tests.service.conftest import KEY_A, KEY_ALL, REPO, Service
+
+pytestmark = pytest.mark.integration
+
+QUESTION = "Who designed the Volkswagen Beetle?"
+# Run first in the child: an import of either fails as if it were not installed
+BLOCK = (
+    "import sys\n"
+    "for m in ('torch', 'neo4j', 'sentence_transformers', 'transformers'):\n"
+    "    sys.modules[m] = None\n"
+    "from terag_neo4j.cli import main\n"
+    "sys.exit(main(sys.argv[1:]))\n"
+)
+
+
+def terag(
+    service: Service, *argv: str, key: str = KEY_ALL, **env: str
+) -> subprocess.CompletedProcess[str]:
+    full = {k: v for k, v in service.env.items() if k != "TERAG_URL"}
+    full.update(TERAG_API_KEY=key, **env)
+    return subprocess.run(
+        [sys.executable, "-c", BLOCK, *argv],
+        cwd=REPO,
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def without_timings(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if k != "timings"}
+
+
+def test_retrieve_json_through_the_service_is_the_in_process_json(service: Service) -> None:
+    proc = terag(service, "retrieve", "--url", service.url, "-n", service.ns_a, "--json", QUESTION)
+    assert proc.returncode == 0, proc.stderr
+    remote = json.loads(proc.stdout)
+    with TeragClient(service.settings) as client:
+        local = cli._to_jsonable(client.retrieve(QUESTION, namespace=service.ns_a))
+    assert list(remote) == list(local)  # the same keys in the same order
+    assert without_timings(remote) == without_timings(json.loads(json.dumps(local)))
+    assert remote["timings"].keys() == local["timings"].keys()
+
+
+def test_retrieve_text_through_terag_url_and_its_time(service: Service) -> None:
+    took = []
+    for _ in range(3):
+        t = time.perf_counter()
+        proc = terag(
+            service, "retrieve", "-n", service.ns_a, "-k", "2", QUESTION, TERAG_URL=service.url
+        )
+        took.append(time.perf_counter() - t)
+        assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == f"query: {QUESTION}"
+    ranked = [x for x in lines if x[:1].isdigit()]
+    assert [x[:4] for x in ranked] == ["1. [", "2. ["]
+    assert lines[-1].startswith("timings: ")
+    # ≤ 0.3 s on a quiet machine; a loaded shared one gets a margin
+    assert min(took) < 2.0, took
+
+
+def test_errors_through_the_service_keep_the_cli_exit_codes(service: Service) -> None:
+    other = terag(
+        service, "retrieve", "--url", service.url, "-n", service.ns_b, QUESTION, key=KEY_A
+    )
+    assert other.returncode == 6 and "terag: error:" in other.stderr  # 403: another tenant's
+    missing = terag(service, "retrieve", "--url", service.url, "-n", "no-such-ns", QUESTION)
+    assert missing.returncode == 4, missing.stderr
+    down = terag(service, "retrieve", "--url", "http://127.0.0.1:9", QUESTION)
+    assert down.returncode == 3 and "cannot reach the service" in down.stderr
+    backend = terag(service, "retrieve", "--url", service.url, "-e", "spacy", QUESTION)
+    assert backend.returncode == 2
+
+
+def test_index_through_the_service_gives_the_in_process_document_ids(
+    service: Service, tmp_path: Path
+) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "klimt.md").write_text("# Klimt\n\nGustav Klimt painted The Kiss in Vienna.\n")
+    ns = f"{service.ns_a}-cli"
+    proc = terag(service, "index", str(folder), "--url", service.url, "-n", ns, "--json")
+    try:
+        assert proc.returncode == 0, proc.stderr
+        out = json.loads(proc.stdout)
+        assert out["namespace"] == ns and out["documents"] == 1 and out["passages_new"] == 1
+        listed = terag(service, "retrieve", "--url", service.url, "-n", ns, "--json", "Klimt")
+        doc_ids = {p["doc_id"] for p in json.loads(listed.stdout)["passages"]}
+        assert doc_ids == {document_id(folder / "klimt.md")}  # what `terag index` names it
+    finally:
+        import httpx
+
+        httpx.delete(
+            f"{service.url}/v1/namespaces/{ns}",
+            headers={"Authorization": f"Bearer {KEY_ALL}"},
+            timeout=60,
+        )
