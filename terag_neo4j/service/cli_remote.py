@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from terag_neo4j.errors import TeragError
+
 # The CLI's exit codes (terag_neo4j.cli), by the service's status
 _EXIT_BY_STATUS = {400: 2, 401: 6, 403: 6, 404: 4, 413: 2, 415: 2, 422: 2, 429: 3, 503: 3}
 BATCH_DOCUMENTS = 500
@@ -62,7 +64,7 @@ def _top_k(args: argparse.Namespace) -> int:
     return int(k) if k else 5
 
 
-class _Usage(Exception):
+class _Usage(TeragError, ValueError):
     """An option the service cannot honour (exit 2)."""
 
 

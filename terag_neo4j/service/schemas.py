@@ -15,20 +15,26 @@ NAMESPACE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
 QUESTION_MAX = 8000
 
 
-class ErrorDetail(BaseModel):
+class Model(BaseModel):
+    # Validators are built on a model's first use, not at import: a CLI call through the service
+    # validates one answer, and building all of them would cost it about 50 ms
+    model_config = ConfigDict(defer_build=True)
+
+
+class ErrorDetail(Model):
     type: str
     message: str
 
 
-class ErrorBody(BaseModel):
+class ErrorBody(Model):
     error: ErrorDetail
 
 
-class Health(BaseModel):
+class Health(Model):
     status: Literal["ok"] = "ok"
 
 
-class Readiness(BaseModel):
+class Readiness(Model):
     ready: bool
     neo4j: bool
     gds: str | None = None
@@ -36,12 +42,12 @@ class Readiness(BaseModel):
     detail: str | None = None
 
 
-class Version(BaseModel):
+class Version(Model):
     version: str
     api: str = "v1"
 
 
-class Namespace(BaseModel):
+class Namespace(Model):
     name: str
     version: int
     passages: int
@@ -63,11 +69,11 @@ class NamespaceStats(Namespace):
     projections: list[dict[str, Any]] = Field(default_factory=list)
 
 
-class NamespaceCreate(BaseModel):
+class NamespaceCreate(Model):
     name: str = Field(pattern=NAMESPACE_PATTERN, examples=["wiki"])
 
 
-class TextDocument(BaseModel):
+class TextDocument(Model):
     model_config = ConfigDict(extra="forbid")
     id: str = Field(min_length=1, max_length=512, examples=["notes/beetle.md"])
     text: str = Field(min_length=1, examples=["The Beetle was designed by Ferdinand Porsche."])
@@ -79,24 +85,24 @@ class TextDocument(BaseModel):
     title_is_name: bool = True
 
 
-class TextsRequest(BaseModel):
+class TextsRequest(Model):
     model_config = ConfigDict(extra="forbid")
     documents: list[TextDocument] = Field(min_length=1, max_length=10_000)
 
 
-class DocumentInfo(BaseModel):
+class DocumentInfo(Model):
     id: str
     title: str
     passages: int
 
 
-class DocumentList(BaseModel):
+class DocumentList(Model):
     namespace: str
     documents: list[DocumentInfo]
     total: int
 
 
-class Deleted(BaseModel):
+class Deleted(Model):
     namespace: str
     document: str | None = None
     passages: int = 0
@@ -105,7 +111,7 @@ class Deleted(BaseModel):
 JobState = Literal["queued", "running", "succeeded", "failed", "cancelled"]
 
 
-class Job(BaseModel):
+class Job(Model):
     id: str
     namespace: str
     state: JobState
@@ -123,7 +129,7 @@ class Job(BaseModel):
     finished: str | None = None
 
 
-class RetrieveRequest(BaseModel):
+class RetrieveRequest(Model):
     model_config = ConfigDict(extra="forbid")
     question: str = Field(
         min_length=1, max_length=QUESTION_MAX, examples=["Who designed the Volkswagen Beetle?"]
@@ -132,7 +138,7 @@ class RetrieveRequest(BaseModel):
     mode: Literal["pagerank", "dense", "hybrid"] | None = None
 
 
-class AskRequest(BaseModel):
+class AskRequest(Model):
     model_config = ConfigDict(extra="forbid")
     question: str = Field(
         min_length=1, max_length=QUESTION_MAX, examples=["Who designed the Volkswagen Beetle?"]
@@ -141,7 +147,7 @@ class AskRequest(BaseModel):
     stream: bool = False
 
 
-class Passage(BaseModel):
+class Passage(Model):
     id: str
     doc_id: str
     title: str
@@ -149,7 +155,7 @@ class Passage(BaseModel):
     score: float
 
 
-class Match(BaseModel):
+class Match(Model):
     entity: str
     uid: str
     key: str
@@ -163,7 +169,7 @@ class Match(BaseModel):
     support: float = 0.0
 
 
-class Retrieval(BaseModel):
+class Retrieval(Model):
     query: str
     namespace: str
     entities: list[str]
@@ -181,7 +187,7 @@ class Retrieval(BaseModel):
     restart: list[list[float]] = Field(default_factory=list)
 
 
-class Answer(BaseModel):
+class Answer(Model):
     answer: str
     # The passages the answer was read from, and those among them that contain it
     passage_ids: list[str]
@@ -191,20 +197,20 @@ class Answer(BaseModel):
     output_tokens: int
 
 
-class GraphNode(BaseModel):
+class GraphNode(Model):
     id: str
     label: Literal["Concept", "Passage"]
     name: str
     properties: dict[str, Any] = Field(default_factory=dict)
 
 
-class GraphEdge(BaseModel):
+class GraphEdge(Model):
     source: str
     target: str
     type: str
 
 
-class Graph(BaseModel):
+class Graph(Model):
     namespace: str
     concept: str
     nodes: list[GraphNode]
