@@ -1,20 +1,24 @@
 """`terag retrieve/ask/index` through a running service (`--url`, or TERAG_URL in the environment
 or ./.env; TERAG_API_KEY for its key), with the in-process commands' output.
 
-This path imports httpx, pydantic and the service's schemas only: no torch, no Neo4j driver, no
-model, so a call costs the interpreter's start and one request. Its errors are mapped to the
-CLI's exit codes here, so that reporting one does not import the driver either.
+Retrieve and ask import the standard library only (no torch, no Neo4j driver, no model, not
+even httpx or pydantic), so a call costs the interpreter's start and one request; index also
+reads the files as `terag index` does. Errors are mapped to the CLI's exit codes here, so that
+reporting one does not import the driver either.
 """
 
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
+from urllib.parse import quote, urlsplit
 
 from terag_neo4j.errors import TeragError
 
@@ -22,6 +26,7 @@ from terag_neo4j.errors import TeragError
 _EXIT_BY_STATUS = {400: 2, 401: 6, 403: 6, 404: 4, 413: 2, 415: 2, 422: 2, 429: 3, 503: 3}
 BATCH_DOCUMENTS = 500
 BATCH_CHARS = 8_000_000  # well under the service's default body limit (32 MiB)
+TIMEOUT_S = 600.0  # an answer waits on the reader LLM
 
 
 def _dotenv(name: str, path: Path = Path(".env")) -> str | None:
@@ -48,10 +53,62 @@ def service_url(args: argparse.Namespace) -> str | None:
     return url or setting("TERAG_URL")
 
 
-def _remote(url: str) -> Any:
-    from terag_neo4j.service.remote import TeragRemote
+class Service:
+    """The few calls the CLI makes, over the standard library's HTTP client.
 
-    return TeragRemote(url, api_key=setting("TERAG_API_KEY"), namespace=_namespace(None))
+    Not `TeragRemote`: importing httpx, httpcore and pydantic, and setting up TLS, costs a call
+    about 0.25 s of CPU, more than the retrieval itself; this costs a few milliseconds. Answers
+    stay the JSON the service sent (a library user gets the typed models from `TeragRemote`)."""
+
+    def __init__(self, url: str, api_key: str | None) -> None:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise _Usage(f"service URL {url!r}: give http://HOST:PORT or https://HOST:PORT")
+        self.url = url.rstrip("/")
+        self.base = parts.path.rstrip("/")
+        self.headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if api_key:
+            self.headers["Authorization"] = f"Bearer {api_key}"
+        cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        self.conn = cls(parts.hostname, parts.port, timeout=TIMEOUT_S)
+
+    def call(self, method: str, path: str, body: Any = None) -> Any:
+        data = None if body is None else json.dumps(body).encode("utf-8")
+        try:
+            self.conn.request(method, self.base + path, body=data, headers=self.headers)
+            r = self.conn.getresponse()
+            raw = r.read()
+        except (OSError, http.client.HTTPException) as e:
+            raise ServiceUnreachable(
+                f"cannot reach the service at {self.url} ({type(e).__name__}: {e}); "
+                "is terag serve up?"
+            ) from e
+        if r.status >= 400:
+            try:
+                err = json.loads(raw)["error"]
+                raise ServiceCallError(r.status, str(err["message"]))
+            except (ValueError, KeyError, TypeError):
+                raise ServiceCallError(r.status, raw[:200].decode("utf-8", "replace")) from None
+        return json.loads(raw) if raw else None
+
+    def ns(self, namespace: str, tail: str) -> str:
+        return f"/v1/namespaces/{quote(namespace, safe='')}{tail}"
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+class ServiceUnreachable(TeragError, RuntimeError):
+    """The service did not answer (not running, wrong address, connection lost)."""
+
+
+class ServiceCallError(TeragError, RuntimeError):
+    """An error answer of the service: its status and message."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(f"{status}: {message}")
+        self.status = status
+        self.message = message
 
 
 def _namespace(args: argparse.Namespace | None) -> str:
@@ -76,11 +133,23 @@ def _refuse_extractor(args: argparse.Namespace) -> None:
         )
 
 
-def retrieval_json(view: Any) -> dict[str, Any]:
-    """A service `Retrieval` with the keys in `terag retrieve --json`'s order (score_kind last)."""
-    d: dict[str, Any] = view.model_dump()
+def retrieval_json(data: dict[str, Any]) -> dict[str, Any]:
+    """The service's retrieval JSON with the keys in `terag retrieve --json`'s order (the
+    dataclass's fields, then score_kind)."""
+    d = dict(data)
     d["score_kind"] = d.pop("score_kind")
     return d
+
+
+def view(data: dict[str, Any]) -> SimpleNamespace:
+    """Attribute access over a retrieval's JSON, as `_format_retrieval` reads a result."""
+    return SimpleNamespace(
+        **{
+            **data,
+            "matches": [SimpleNamespace(**m) for m in data["matches"]],
+            "passages": [SimpleNamespace(**p) for p in data["passages"]],
+        }
+    )
 
 
 def _emit(args: argparse.Namespace, obj: Any, text: str) -> None:
@@ -88,60 +157,59 @@ def _emit(args: argparse.Namespace, obj: Any, text: str) -> None:
 
 
 def _fail(e: Exception) -> int:
-    from terag_neo4j.service.remote import RemoteError
-
-    if isinstance(e, RemoteError):
+    if isinstance(e, ServiceCallError):
         msg, code = e.message, _EXIT_BY_STATUS.get(e.status, 1)
-    else:  # httpx's: the service is not there or did not answer
-        msg, code = f"cannot reach the service ({type(e).__name__}: {e}); is terag serve up?", 3
+    else:  # the service is not there, or did not answer
+        msg, code = str(e), 3
     print(f"terag: error: {msg}", file=sys.stderr)
     return code
 
 
 def run(args: argparse.Namespace, url: str) -> int:
     """The command of `args` against the service at `url`; the CLI's exit code."""
-    import httpx
-
-    from terag_neo4j.service.remote import RemoteError
-
     command = {"retrieve": _retrieve, "ask": _ask, "index": _index}[args.command]
     try:
-        with _remote(url) as remote:
-            return command(args, remote)
-    except (RemoteError, httpx.HTTPError) as e:
-        return _fail(e)
+        service = Service(url, setting("TERAG_API_KEY"))
+        try:
+            return command(args, service)
+        finally:
+            service.close()
     except _Usage as e:
         print(f"terag: error: {e}", file=sys.stderr)
         return 2
+    except (ServiceCallError, ServiceUnreachable) as e:
+        return _fail(e)
 
 
-def _retrieve(args: argparse.Namespace, remote: Any) -> int:
+def _retrieve(args: argparse.Namespace, service: Service) -> int:
     from terag_neo4j.cli import _format_retrieval
 
     _refuse_extractor(args)
-    res = remote.retrieve(
-        args.question, top_k=_top_k(args), namespace=_namespace(args), mode=args.mode
-    )
-    _emit(args, retrieval_json(res), _format_retrieval(res))
+    body: dict[str, Any] = {"question": args.question, "top_k": _top_k(args)}
+    if args.mode:
+        body["mode"] = args.mode
+    res = service.call("POST", service.ns(_namespace(args), "/retrieve"), body)
+    _emit(args, retrieval_json(res), _format_retrieval(view(res)))
     return 0
 
 
-def _ask(args: argparse.Namespace, remote: Any) -> int:
+def _ask(args: argparse.Namespace, service: Service) -> int:
     from terag_neo4j.cli import _format_retrieval
 
     _refuse_extractor(args)
-    ans = remote.answer(args.question, top_k=_top_k(args), namespace=_namespace(args))
-    r = ans.retrieval
+    body = {"question": args.question, "top_k": _top_k(args)}
+    ans = service.call("POST", service.ns(_namespace(args), "/ask"), body)
+    r = ans["retrieval"]
     tokens = (
-        f"tokens: retrieval {r.input_tokens} in / {r.output_tokens} out, answer "
-        f"{ans.input_tokens} in / {ans.output_tokens} out"
+        f"tokens: retrieval {r['input_tokens']} in / {r['output_tokens']} out, answer "
+        f"{ans['input_tokens']} in / {ans['output_tokens']} out"
     )
-    text = f"answer: {ans.answer}\n\n{_format_retrieval(r)}\n\n{tokens}"
+    text = f"answer: {ans['answer']}\n\n{_format_retrieval(view(r))}\n\n{tokens}"
     obj = {
-        "answer": ans.answer,
+        "answer": ans["answer"],
         "retrieval": retrieval_json(r),
-        "input_tokens": ans.input_tokens,
-        "output_tokens": ans.output_tokens,
+        "input_tokens": ans["input_tokens"],
+        "output_tokens": ans["output_tokens"],
     }
     _emit(args, obj, text)
     return 0
@@ -167,7 +235,15 @@ def _batches(docs: list[Any]) -> list[list[dict[str, Any]]]:
     return [b for b in out if b]
 
 
-def _index(args: argparse.Namespace, remote: Any) -> int:
+def _wait(service: Service, job_id: str) -> dict[str, Any]:
+    while True:
+        job: dict[str, Any] = service.call("GET", f"/v1/jobs/{quote(job_id, safe='')}")
+        if job["state"] in ("succeeded", "failed", "cancelled"):
+            return job
+        time.sleep(0.5)
+
+
+def _index(args: argparse.Namespace, service: Service) -> int:
     """Files are read here, as `terag index` reads them (the same ids, titles and records), and
     sent as documents; each batch is a job of the service, waited for in turn."""
     from terag_neo4j.documents import load_documents
@@ -186,17 +262,18 @@ def _index(args: argparse.Namespace, remote: Any) -> int:
     warnings: list[str] = []
     jobs: list[str] = []
     for batch in _batches(docs):
-        job = remote.index_texts(batch, namespace=ns, wait=True, timeout=24 * 3600)
-        jobs.append(job.id)
+        job = service.call("POST", service.ns(ns, "/documents"), {"documents": batch})
+        job = _wait(service, job["id"])
+        jobs.append(job["id"])
         for k in total:
-            total[k] += getattr(job, k)
-        warnings.extend(job.errors)
-        if job.state != "succeeded":
-            warnings.append(f"job {job.id} {job.state}")
+            total[k] += job[k]
+        warnings.extend(job["errors"])
+        if job["state"] != "succeeded":
+            warnings.append(f"job {job['id']} {job['state']}")
             break
     took = time.perf_counter() - t0
     text = (
-        f"ingest through {remote.http.base_url} into {ns!r}: {len(docs)} documents, "
+        f"ingest through {service.url} into {ns!r}: {len(docs)} documents, "
         f"{total['passages_total']} passages, {total['passages_new']} written "
         f"({total['passages_replaced']} replaced), {total['passages_unchanged']} unchanged\n"
         f"  tokens spent: {total['input_tokens']} in / {total['output_tokens']} out; "
