@@ -118,6 +118,7 @@ def register_cli(subparsers: Any) -> None:
     s.set_defaults(func=cmd_bench)
     from terag_neo4j.eval.extraction_bench import register_cli as register_extraction
     from terag_neo4j.eval.ingest import register_cli as register_ingest
+    from terag_neo4j.eval.isolation import register_cli as register_isolation
     from terag_neo4j.eval.latency import register_cli as register_latency
     from terag_neo4j.eval.load import register_cli as register_load
     from terag_neo4j.eval.scale import register_cli as register_scale
@@ -129,6 +130,7 @@ def register_cli(subparsers: Any) -> None:
     register_load(subparsers)
     register_scale(subparsers)
     register_serve_load(subparsers)
+    register_isolation(subparsers)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
