@@ -204,7 +204,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     settings = Settings()
     need_ollama = (args.extractor or settings.extractor) == "ollama" or args.answer
-    ollama_host = _start_services(settings, ollama=need_ollama or args.prepare)
+    from terag_neo4j.server.services import start_services
+
+    ollama_host = start_services(settings, ollama=need_ollama or args.prepare)
     if args.prepare:
         return EXIT_OK
     if ollama_host is not None:
@@ -227,42 +229,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
         obj["answer_tokens"] = {"input": ans.input_tokens, "output": ans.output_tokens}
     _emit(args, obj, text)
     return EXIT_OK
-
-
-def _start_services(settings: Any, *, ollama: bool) -> str | None:
-    """Neo4j (unless TERAG_NEO4J_URI names one) and Ollama side by side: the first Neo4j start
-    waits on the JVM and the first Ollama build on the compiler, so together they take about as
-    long as the slower one. Returns Ollama's host when it was asked for."""
-    from concurrent.futures import Future, ThreadPoolExecutor
-
-    def neo4j() -> None:
-        if settings.neo4j_uri is None:
-            from terag_neo4j.server.neo4j_process import start
-
-            start(settings)
-
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="terag-start") as pool:
-        started_neo4j = pool.submit(neo4j)
-        started_ollama: Future[str] | None = (
-            pool.submit(_ensure_ollama, settings) if ollama else None
-        )
-        started_neo4j.result()
-        return started_ollama.result() if started_ollama is not None else None
-
-
-def _ensure_ollama(settings: Any) -> str:
-    """A reachable Ollama with the configured model: the configured host, else a local one."""
-    from terag_neo4j.server import ollama as local
-
-    host: str = settings.ollama_host
-    if not local.is_reachable(host):
-        server = local.running_server(settings)
-        if server is None:
-            server = local.start(settings, host=host)
-            local.write_pid_file(settings, server)
-        host = server.host
-    local.ensure_model(settings, host)
-    return host
 
 
 # ---------------------------------------------------------------------- parser

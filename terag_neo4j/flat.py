@@ -12,12 +12,16 @@ seeds the walk's passages and tells how far a linked concept is supported by the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from terag_neo4j.extraction import normalize_name
 from terag_neo4j.linking import stopwords
 from terag_neo4j.store import GraphStore
 from terag_neo4j.store.ids import fold, text_index, vector_index
+
+if TYPE_CHECKING:  # results imports the retrieval stages' types
+    from terag_neo4j.results import RetrievedPassage
 
 # Passages read past each ranking's cut, so that equal scores at the cut are ordered by uid
 # rather than by Lucene's document order (which segment merges change).
@@ -80,3 +84,17 @@ def flat_ranking(
         n: sum(c.get(n, 0.0) for c in channels) / len(channels) for n in set(text) | set(dense)
     }
     return FlatRanking(relevance, len(text), len(dense))
+
+
+def rrf_fuse(
+    rankings: Sequence[Sequence[RetrievedPassage]], k: int, c: int = 60
+) -> list[RetrievedPassage]:
+    """Reciprocal rank fusion: scores of different scales (PageRank mass, cosine) are not added."""
+    scores: dict[str, float] = {}
+    first: dict[str, RetrievedPassage] = {}
+    for ranking in rankings:
+        for rank, p in enumerate(ranking):
+            scores[p.id] = scores.get(p.id, 0.0) + 1.0 / (c + rank + 1)
+            first.setdefault(p.id, p)
+    best = sorted(scores, key=lambda pid: (-scores[pid], pid))[:k]  # ties by id
+    return [replace(first[pid], score=scores[pid]) for pid in best]

@@ -25,7 +25,7 @@ from terag_neo4j.config import Settings
 from terag_neo4j.embeddings import CachedEmbedder, Embedder, model_id
 from terag_neo4j.errors import TeragError
 from terag_neo4j.extraction import Concept, Extractor, normalize_name
-from terag_neo4j.flat import TIE_SPARE, FlatRanking, flat_ranking
+from terag_neo4j.flat import TIE_SPARE, FlatRanking, flat_ranking, rrf_fuse
 from terag_neo4j.linking import question_spans, select_links, span_keys
 from terag_neo4j.llm import OllamaLLM
 from terag_neo4j.presets import RetrievalConfig
@@ -482,22 +482,3 @@ def _matched(entity: str, r: dict[str, Any], kind: str, similarity: float) -> Ma
         int(r["frequency"] or 0),
         node=int(r["node"]),
     )
-
-
-def rrf_fuse(
-    rankings: Sequence[Sequence[RetrievedPassage]], k: int, c: int = 60
-) -> list[RetrievedPassage]:
-    """Reciprocal rank fusion: scores of different scales (PageRank mass, cosine) are not added."""
-    scores: dict[str, float] = {}
-    first: dict[str, RetrievedPassage] = {}
-    for ranking in rankings:
-        for rank, p in enumerate(ranking):
-            scores[p.id] = scores.get(p.id, 0.0) + 1.0 / (c + rank + 1)
-            first.setdefault(p.id, p)
-    best = sorted(scores, key=lambda pid: -scores[pid])[:k]
-    return [
-        RetrievedPassage(
-            first[pid].id, first[pid].doc_id, first[pid].title, first[pid].text, scores[pid]
-        )
-        for pid in best
-    ]

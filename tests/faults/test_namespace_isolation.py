@@ -51,9 +51,7 @@ def _other_corpus(n: int = 300) -> list[Document]:
 
 
 def _rankings(client: TeragClient) -> list[Ranking]:
-    return [
-        [(p.id, p.score) for p in client.retrieve(q, top_k=10).passages] for q in QUESTIONS
-    ]
+    return [[(p.id, p.score) for p in client.retrieve(q, top_k=10).passages] for q in QUESTIONS]
 
 
 def _assert_same(before: list[Ranking], after: list[Ranking], when: str) -> None:

@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from terag_neo4j.flat import FlatRanking, _scaled, lucene_query
+from terag_neo4j.flat import FlatRanking, _scaled, lucene_query, rrf_fuse
 from terag_neo4j.presets import RetrievalConfig
 from terag_neo4j.restart import (
     MatchedConcept,
@@ -14,7 +14,6 @@ from terag_neo4j.restart import (
     verified_weights,
 )
 from terag_neo4j.results import RetrievedPassage
-from terag_neo4j.retrieval import rrf_fuse
 from terag_neo4j.store.pairs import pair_deltas, pair_key
 from terag_neo4j.store.search import search_fields
 
@@ -63,7 +62,9 @@ def test_the_lucene_query_has_no_syntax_and_is_folded_as_the_index_is() -> None:
     assert q == "bcc basal cell fast"
     assert lucene_query("What is it?") is None  # stopwords only
     # The index holds folded text (search_fields): accented and plain spellings meet.
-    assert lucene_query("Where is Osnabrück, near Straße Ørsted?") == "osnabruck near strasse orsted"
+    assert (
+        lucene_query("Where is Osnabrück, near Straße Ørsted?") == "osnabruck near strasse orsted"
+    )
     assert search_fields("Baden-Württemberg", "Ørsted in Zürich")["ft_text"] == "Orsted in Zurich"
 
 
