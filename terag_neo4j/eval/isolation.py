@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+from pathlib import Path
 from typing import Any
 
 from terag_neo4j.config import Settings
@@ -97,7 +98,7 @@ def cmd_bench_isolation(args: argparse.Namespace) -> int:
         with TeragClient(settings) as client:
             rows.append({"event": "Neo4j restarted", **compare(before, rankings(client))})
     result = {"a": a.name, "b": b.name, "questions": len(questions), "top": TOP, "rows": rows}
-    path = write_result(args.out, f"isolation_{a.name}_{b.name}", result)
+    path = write_result(Path(args.out), f"isolation_{a.name}_{b.name}", result)
     print(f"namespace {ns_a}, {len(questions)} questions, top-{TOP}; B = {b.name}")
     print(f"{'event':32} {'order changed':>14} {'members changed':>16} {'max |score change|':>19}")
     for r in rows:
