@@ -25,9 +25,14 @@ from terag_neo4j.store import GraphStore
 log = logging.getLogger(__name__)
 
 
+# Scores are kept to this many decimals (`settled`), and the query reads this many passages
+# past the k asked for, so that ties at the cut are settled the same way every time.
+SETTLE_DIGITS = 12
+SETTLE_SPARE = 5
 # A per-query projection is small: GDS's coordination of more read threads cost more than it
 # saved (4 threads: 140 against 40-70 ms for 9k relationships on 2 cores).
 LOCAL_READ_THREADS = 1
+
 
 class SeedList(list[list[float]]):
     """A parameter list whose repr is one word.
@@ -75,7 +80,7 @@ def pagerank(
                 tolerance=rc.tolerance,
                 concurrency=rc.gds_concurrency,
                 candidates=candidates,
-                top_k=top_k,
+                top_k=top_k + SETTLE_SPARE,
             )
         except ClientError as e:
             # Not by the message: a failure with every source in the graph is no such case.
@@ -90,8 +95,26 @@ def pagerank(
             continue
         # Concepts usually outrank passages; widen the window until k passages are in it.
         if len(rows) >= top_k or candidates >= 1_000_000:
-            return [r for r in rows if r["score"] > 0]
+            return settled(rows)[:top_k]
         candidates *= 8
+
+
+def settled(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The walk's passages with positive scores, best first, each score cut to SETTLE_DIGITS
+    decimals and equal scores in uid order.
+
+    With more than one thread GDS sums in an order that varies from run to run, which moved
+    scores by about 4e-18 (on 2Wiki; top 5 at 1e-2 to 1e-4): digits far below the walk's
+    tolerance, but enough to reorder two passages that tie. Cut there, a score is the same in
+    every run, and so is the order of passages whose scores tie."""
+    out = [
+        {**r, "score": round(float(r["score"]), SETTLE_DIGITS)}
+        if r["score"] >= 10.0**-SETTLE_DIGITS
+        else dict(r)
+        for r in rows
+        if r["score"] > 0
+    ]
+    return sorted(out, key=lambda r: (-r["score"], r["uid"]))
 
 
 @dataclass
