@@ -20,7 +20,7 @@ from terag_neo4j.errors import TeragError
 from terag_neo4j.service import graph
 from terag_neo4j.service.auth import authenticate, authorize
 from terag_neo4j.service.errors import ServiceError, public_message, status_for
-from terag_neo4j.service.routes_query import _read, retrieval_view
+from terag_neo4j.service.routes_query import _read, retrieval_view, why
 from terag_neo4j.service.schemas import QUESTION_MAX, TextDocument
 from terag_neo4j.service.settings import Principal
 
@@ -111,6 +111,18 @@ def build_mcp(
         res = await call(lambda c: c.retrieve(question, top_k=k, namespace=namespace))
         ans = await call(lambda c: _read(c, question, res))
         return ans.model_dump(exclude={"retrieval"})
+
+    @server.tool()
+    async def why_retrieved(
+        namespace: str, passage_id: str, question: str, ctx: Context[Any, Any], top_k: int = 5
+    ) -> dict[str, Any]:
+        """Why a passage was retrieved for a question: its rank and score in the top k, its
+        weight as a flat-ranking seed, and the question's linked concepts that name it."""
+        scoped(ctx, namespace)
+        _question(question)
+        k = max(1, min(int(top_k), 100))
+        w = await call(lambda c: why(c, namespace, passage_id, question, k))
+        return w.model_dump()
 
     @server.tool()
     async def add_text(

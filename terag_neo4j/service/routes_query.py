@@ -14,7 +14,16 @@ from terag_neo4j.service import graph
 from terag_neo4j.service.auth import ReadNamespace
 from terag_neo4j.service.errors import ServiceError, error_body, public_message, status_for
 from terag_neo4j.service.routes_admin import ERRORS, runtime
-from terag_neo4j.service.schemas import Answer, AskRequest, Graph, Retrieval, RetrieveRequest
+from terag_neo4j.service.schemas import (
+    QUESTION_MAX,
+    Answer,
+    AskRequest,
+    Graph,
+    Retrieval,
+    RetrieveRequest,
+    WhyConcept,
+    WhyRetrieved,
+)
 
 if TYPE_CHECKING:
     from terag_neo4j.results import RetrievalResult
@@ -123,6 +132,56 @@ async def ask(request: Request, namespace: ReadNamespace, body: AskRequest) -> A
         yield (json.dumps(done) + "\n").encode()
 
     return StreamingResponse(lines(), media_type="application/x-ndjson")
+
+
+def why(c: Any, namespace: str, passage_id: str, question: str, top_k: int) -> WhyRetrieved:
+    """Run the retrieval as the retrieve route does, then explain one passage: its rank, its
+    seed weight in the restart vector, and the linked concepts that point at it."""
+    res = c.retrieve(question, top_k=top_k, namespace=namespace)
+    by_node = {m.node: m for m in res.matches if m.node >= 0}
+    rows = c.store.read("why_passage", namespace=namespace, passage=passage_id, nodes=list(by_node))
+    if not rows:
+        raise ServiceError(404, f"no passage {passage_id!r} in namespace {namespace!r}")
+    node = int(rows[0]["node"])
+    rank = next((i for i, p in enumerate(res.passages, 1) if p.id == passage_id), None)
+    # The restart vector holds concept seeds and passage seeds; a passage's own node id can
+    # only be there as a flat-ranking seed
+    seed = sum(float(w) for n, w in res.restart if int(n) == node)
+    linked = [by_node[n] for n in rows[0]["linked"] if n in by_node]
+    linked.sort(key=lambda m: (-m.weight, m.name))
+    return WhyRetrieved(
+        namespace=namespace,
+        passage_id=passage_id,
+        question=question,
+        top_k=top_k,
+        rank=rank,
+        score=res.passages[rank - 1].score if rank else None,
+        score_kind=res.score_kind,
+        seed_weight=seed,
+        concepts=[
+            WhyConcept(name=m.name, weight=m.weight, frequency=m.frequency, match=m.match)
+            for m in linked
+        ],
+    )
+
+
+@router.get(
+    "/namespaces/{namespace}/passages/{passage_id:path}/why",
+    response_model=WhyRetrieved,
+    tags=["query"],
+    responses=ERRORS,
+)
+async def why_retrieved(
+    request: Request,
+    namespace: ReadNamespace,
+    passage_id: str,
+    question: Annotated[str, Query(min_length=1, max_length=QUESTION_MAX)],
+    top_k: Annotated[int, Query(ge=1, le=100)] = 5,
+) -> WhyRetrieved:
+    """Why a passage was (or was not) retrieved for a question: its rank and score in the top
+    k, its weight as a flat-ranking seed, and the question's linked concepts that name it."""
+    q = _check_question(request, question)
+    return await runtime(request).call(lambda c: why(c, namespace, passage_id, q, top_k))
 
 
 @router.get("/namespaces/{namespace}/graph", response_model=Graph, tags=["graph"], responses=ERRORS)

@@ -197,6 +197,28 @@ class Answer(Model):
     output_tokens: int
 
 
+class WhyConcept(Model):
+    name: str
+    weight: float
+    frequency: int
+    match: str
+
+
+class WhyRetrieved(Model):
+    namespace: str
+    passage_id: str
+    question: str
+    top_k: int
+    # 1-based rank in the top k, or None (with score None) when the passage is not in it
+    rank: int | None
+    score: float | None
+    score_kind: str
+    # Its weight in the restart vector when the flat ranking seeded it, else 0
+    seed_weight: float
+    # The question's linked concepts that point at this passage over HAS_PASSAGE
+    concepts: list[WhyConcept]
+
+
 class GraphNode(Model):
     id: str
     label: Literal["Concept", "Passage"]

@@ -27,6 +27,7 @@ TOOLS = {
     "list_documents",
     "delete_document",
     "concept_neighbourhood",
+    "why_retrieved",
 }
 
 
