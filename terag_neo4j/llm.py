@@ -15,7 +15,7 @@ import logging
 import threading
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import StrEnum
@@ -334,6 +334,49 @@ class OllamaLLM:
             except (ollama.ResponseError, ConnectionError, httpx.HTTPError) as exc:
                 raise self._translate(exc) from exc
         return self._finish(response, started, stage, run_id, items)
+
+    def stream(
+        self,
+        messages: Sequence[Message] | str,
+        *,
+        stage: Stage,
+        run_id: str = "default",
+        items: int = 1,
+        max_tokens: int | None = None,
+        format: Literal["", "json"] | dict[str, Any] | None = None,
+    ) -> Generator[str, None, Completion]:
+        """One chat completion, streamed: yields the reply's pieces as the server sends them and
+        returns the `Completion` (the whole text, and the token counts of the last chunk).
+
+        Not retried: a retry after some pieces went out would send them twice."""
+        payload = _messages(messages)
+        options = self._options(max_tokens)
+        parts: list[str] = []
+        last: ollama.ChatResponse | None = None
+        with self._semaphore:
+            started = time.perf_counter()
+            try:
+                for chunk in self._client.chat(
+                    model=self.model,
+                    messages=payload,
+                    options=options,
+                    stream=True,
+                    format=format,
+                ):
+                    last = chunk
+                    piece = chunk.message.content or ""
+                    if piece:
+                        parts.append(piece)
+                        yield piece
+            except (ollama.ResponseError, ConnectionError, httpx.HTTPError) as exc:
+                raise self._translate(exc) from exc
+        if last is None:
+            raise LLMError(f"Ollama at {self.host} sent an empty stream")
+        # The last chunk carries the counts and timings, its message only the last piece
+        whole = last.model_copy(
+            update={"message": ollama.Message(role="assistant", content="".join(parts))}
+        )
+        return self._finish(whole, started, stage, run_id, items)
 
     def _async_for_loop(self) -> tuple[ollama.AsyncClient, asyncio.Semaphore]:
         # httpx async clients and asyncio semaphores belong to one event loop.

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from typing import Any
 
 from terag_neo4j.llm import Completion, Message, OllamaLLM, Stage
@@ -78,3 +78,85 @@ def read(
         format=READER_FORMAT,
     )
     return parse_answer(comp.text), comp
+
+
+class AnswerStream:
+    """The characters of the `answer` value of a `READER_FORMAT` reply, from its pieces as they
+    arrive: what a streamed answer shows while the JSON around it is still being written."""
+
+    _START = re.compile(r'"answer"\s*:\s*"')
+
+    def __init__(self) -> None:
+        self.raw = ""
+        self._pos = -1  # where the value's characters start in `raw`; -1: not seen yet
+        self._closed = False
+
+    def feed(self, piece: str) -> str:
+        """The value's characters that `piece` completes (escapes decoded)."""
+        self.raw += piece
+        if self._closed:
+            return ""
+        if self._pos < 0:
+            m = self._START.search(self.raw)
+            if m is None:
+                return ""
+            self._pos = m.end()
+        out: list[str] = []
+        i = self._pos
+        while i < len(self.raw):
+            ch = self.raw[i]
+            if ch == '"':
+                self._closed = True
+                break
+            if ch == "\\":
+                # An escape is decoded whole: wait for its last character
+                end = i + (6 if self.raw[i + 1 : i + 2] == "u" else 2)
+                if end > len(self.raw):
+                    break
+                try:
+                    out.append(json.loads(f'"{self.raw[i:end]}"'))
+                except json.JSONDecodeError:
+                    out.append(self.raw[i:end])
+                i = end
+                continue
+            out.append(ch)
+            i += 1
+        self._pos = i
+        return "".join(out)
+
+
+def read_stream(
+    llm: OllamaLLM, query: str, passages: Sequence[RetrievedPassage], run_id: str = "query"
+) -> Generator[str, None, tuple[str, Completion]]:
+    """`read`, streamed: yields the answer value's characters as the model writes them and
+    returns what `read` returns. The answer is `parse_answer` of the whole reply, so it is the
+    streamed characters with their whitespace collapsed (or, from a server that ignores
+    `format`, the reply itself, of which nothing was streamed)."""
+    parser = AnswerStream()
+    comp = yield from _pieces(llm, query, passages, run_id, parser)
+    return parse_answer(comp.text), comp
+
+
+def _pieces(
+    llm: OllamaLLM,
+    query: str,
+    passages: Sequence[RetrievedPassage],
+    run_id: str,
+    parser: AnswerStream,
+) -> Generator[str, None, Completion]:
+    gen = llm.stream(
+        reader_messages(query, passages),
+        stage=Stage.ANSWER,
+        run_id=run_id,
+        max_tokens=READER_MAX_TOKENS,
+        format=READER_FORMAT,
+    )
+    while True:
+        try:
+            piece = next(gen)
+        except StopIteration as stop:
+            comp: Completion = stop.value
+            return comp
+        text = parser.feed(piece)
+        if text:
+            yield text

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -85,6 +86,32 @@ def _read(c: Any, question: str, res: RetrievalResult) -> Answer:
     )
 
 
+def _read_streamed(
+    c: Any, question: str, res: RetrievalResult, emit: Callable[[str | None], None]
+) -> Answer:
+    """`_read`, handing each piece of the answer to `emit` as the reader writes it."""
+    from terag_neo4j.reader import read_stream
+
+    try:
+        gen = read_stream(c.llm, question, res.passages)
+        while True:
+            try:
+                emit(next(gen))
+            except StopIteration as stop:
+                text, comp = stop.value
+                break
+    finally:
+        emit(None)
+    return Answer(
+        answer=text,
+        passage_ids=[p.id for p in res.passages],
+        citations=citations(text, res.passages),
+        retrieval=retrieval_view(res),
+        input_tokens=comp.input_tokens,
+        output_tokens=comp.output_tokens,
+    )
+
+
 @router.post(
     "/namespaces/{namespace}/ask",
     response_model=Answer,
@@ -93,7 +120,8 @@ def _read(c: Any, question: str, res: RetrievalResult) -> Answer:
 )
 async def ask(request: Request, namespace: ReadNamespace, body: AskRequest) -> Any:
     """Retrieve, then answer with the reader LLM. With `"stream": true` the reply is NDJSON:
-    a `passages` line as soon as retrieval is done, then `answer`, then `done` (or `error`)."""
+    a `passages` line as soon as retrieval is done, `token` lines with the answer's characters as
+    the reader writes them, then `answer`, then `done` (or `error`)."""
     q = _check_question(request, body.question)
     rt = runtime(request)
     if not body.stream:
@@ -107,8 +135,19 @@ async def ask(request: Request, namespace: ReadNamespace, body: AskRequest) -> A
         view = retrieval_view(res)
         first = {"event": "passages", "passages": [p.model_dump() for p in view.passages]}
         yield (json.dumps(first) + "\n").encode()
+        # The reader runs in a worker thread; its pieces cross to this loop through a queue,
+        # None marking the end (also after an error, which the task then raises)
+        loop = asyncio.get_running_loop()
+        pieces: asyncio.Queue[str | None] = asyncio.Queue()
+
+        def emit(piece: str | None) -> None:
+            loop.call_soon_threadsafe(pieces.put_nowait, piece)
+
+        task = asyncio.ensure_future(rt.call(lambda c: _read_streamed(c, q, res, emit)))
+        while (piece := await pieces.get()) is not None:
+            yield (json.dumps({"event": "token", "text": piece}) + "\n").encode()
         try:
-            ans = await rt.call(lambda c: _read(c, q, res))
+            ans = await task
         except Exception as e:  # the status line is gone: the error is the stream's last line
             status, type_ = status_for(e)
             if isinstance(e, ServiceError):
@@ -125,6 +164,11 @@ async def ask(request: Request, namespace: ReadNamespace, body: AskRequest) -> A
         ).encode()
         done = {
             "event": "done",
+            "answer": ans.answer,
+            "citations": ans.citations,
+            # The token lines are the characters of the answer's JSON value, before its
+            # whitespace is collapsed into `answer`
+            "streamed": "answer_value",
             "input_tokens": ans.input_tokens,
             "output_tokens": ans.output_tokens,
             "retrieval": view.model_dump(),

@@ -1,0 +1,79 @@
+"""The ask stream with a real reader: a `terag serve` of its own pointed at the session's
+Ollama, token lines before done, and done's answer the token lines put together."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from terag_neo4j.config import Settings
+from terag_neo4j.reader import parse_answer
+from tests.service.conftest import (
+    KEY_A_READ,
+    REPO,
+    Service,
+    free_port,
+    service_env,
+    wait_ready,
+)
+
+pytestmark = [pytest.mark.integration, pytest.mark.ollama]
+
+
+@pytest.fixture(scope="module")
+def ollama_service(
+    base_settings: Settings,
+    tenants: tuple[str, str],
+    ollama_settings: Settings,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Service]:
+    ns_a, ns_b = tenants
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = service_env(base_settings, ns_a, ns_b)
+    env.update(OLLAMA_HOST=ollama_settings.ollama_host, TERAG_LLM_MODEL=ollama_settings.llm_model)
+    log = tmp_path_factory.mktemp("serve-ollama") / "serve.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "terag_neo4j.cli", "serve", "--port", str(port)],
+            cwd=REPO,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            wait_ready(url, proc)
+            yield Service(url, ns_a, ns_b, env, base_settings, proc.pid)
+        except Exception:
+            sys.stderr.write(log.read_text(errors="replace")[-4000:])
+            raise
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def test_ask_stream_sends_tokens_before_done(ollama_service: Service) -> None:
+    body = {"question": "Who designed the Volkswagen Beetle?", "top_k": 3, "stream": True}
+    with (
+        ollama_service.client(KEY_A_READ) as http,
+        http.stream("POST", f"/v1/namespaces/{ollama_service.ns_a}/ask", json=body) as r,
+    ):
+        assert r.status_code == 200
+        lines = [json.loads(x) for x in r.iter_lines() if x.strip()]
+    events = [x["event"] for x in lines]
+    assert events[-1] == "done", lines[-1]
+    assert events[0] == "passages" and "token" in events
+    assert events.index("token") < events.index("done")
+    done = lines[-1]
+    streamed = "".join(x["text"] for x in lines if x["event"] == "token")
+    assert done["answer"] and done["answer"] == parse_answer(json.dumps({"answer": streamed}))
+    assert done["citations"] and done["input_tokens"] > 0 and done["output_tokens"] > 0
+    assert done["streamed"] == "answer_value"
