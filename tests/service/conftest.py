@@ -14,6 +14,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -120,15 +121,15 @@ def tenants(base_settings: Settings) -> Iterator[tuple[str, str]]:
                     client.drop(ns)
 
 
-@pytest.fixture(scope="session")
-def service(
-    base_settings: Settings, tenants: tuple[str, str], tmp_path_factory: pytest.TempPathFactory
+@contextmanager
+def running_service(
+    env: dict[str, str], base_settings: Settings, tenants: tuple[str, str], log: Path
 ) -> Iterator[Service]:
+    """A real `terag serve` subprocess on a free loopback port, ready; stopped afterwards (its
+    log's tail is printed when it fails to start)."""
     ns_a, ns_b = tenants
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    env = service_env(base_settings, ns_a, ns_b)
-    log = tmp_path_factory.mktemp("serve") / "serve.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "terag_neo4j.cli", "serve", "--port", str(port)],
@@ -150,3 +151,13 @@ def service(
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+
+@pytest.fixture(scope="session")
+def service(
+    base_settings: Settings, tenants: tuple[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Service]:
+    env = service_env(base_settings, *tenants)
+    log = tmp_path_factory.mktemp("serve") / "serve.log"
+    with running_service(env, base_settings, tenants, log) as svc:
+        yield svc

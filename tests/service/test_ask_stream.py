@@ -4,22 +4,13 @@ Ollama, token lines before done, and done's answer the token lines put together.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 
 import pytest
 
 from terag_neo4j.config import Settings
 from terag_neo4j.reader import parse_answer
-from tests.service.conftest import (
-    KEY_A_READ,
-    REPO,
-    Service,
-    free_port,
-    service_env,
-    wait_ready,
-)
+from tests.service.conftest import KEY_A_READ, Service, running_service, service_env
 
 pytestmark = [pytest.mark.integration, pytest.mark.ollama]
 
@@ -31,33 +22,11 @@ def ollama_service(
     ollama_settings: Settings,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Service]:
-    ns_a, ns_b = tenants
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    env = service_env(base_settings, ns_a, ns_b)
+    env = service_env(base_settings, *tenants)
     env.update(OLLAMA_HOST=ollama_settings.ollama_host, TERAG_LLM_MODEL=ollama_settings.llm_model)
     log = tmp_path_factory.mktemp("serve-ollama") / "serve.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "terag_neo4j.cli", "serve", "--port", str(port)],
-            cwd=REPO,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-        try:
-            wait_ready(url, proc)
-            yield Service(url, ns_a, ns_b, env, base_settings, proc.pid)
-        except Exception:
-            sys.stderr.write(log.read_text(errors="replace")[-4000:])
-            raise
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    with running_service(env, base_settings, tenants, log) as svc:
+        yield svc
 
 
 def test_ask_stream_sends_tokens_before_done(ollama_service: Service) -> None:
