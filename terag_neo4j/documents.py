@@ -77,6 +77,14 @@ class Passage:
     text: str
     heading: str = ""  # the name that becomes its title concept ("" = none)
     source: str = ""  # its document's `source`: the file (and line) it was read from
+    # Provenance, for citations: the headings above it (outermost first), the pages of its
+    # document it spans (1-based, inclusive; None where the format has no pages) and where its
+    # text lies in the document's extracted text (None for a record indexed whole).
+    heading_path: tuple[str, ...] = ()
+    page_start: int | None = None
+    page_end: int | None = None
+    char_start: int | None = None
+    char_end: int | None = None
 
     @property
     def content(self) -> str:
