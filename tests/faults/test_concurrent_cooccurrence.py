@@ -1,6 +1,6 @@
 """Two first queries of the paper preset at once on a lazy namespace: both walk CO_OCCURRENCE,
 so both start the lazy pair build. Afterwards every concept pair has exactly one edge and the
-counts equal those an eager namespace of the same documents keeps (issue 22.2)."""
+counts equal those an eager namespace of the same documents keeps."""
 
 from __future__ import annotations
 

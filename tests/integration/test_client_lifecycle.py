@@ -1,6 +1,6 @@
 """What a client holds is let go: `drop` removes a namespace's GDS projections without building
-the retriever and never leaves them behind (issue 22.5); `close` closes the LLM client, and a
-LangChain retriever closes the client it built when it goes (issue 22.6)."""
+the retriever and never leaves them behind; `close` closes the LLM client, and a
+LangChain retriever closes the client it built when it goes."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """NEO4J_URI without NEO4J_PASSWORD against a server that asks for one: one line saying to set
-it, and the local server's password never sent (issue 22.3)."""
+it, and the local server's password never sent."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""`delete` takes the path `index` read a file from, as well as the document id (issue 22.7:
-`terag delete g/docs/c.md` once deleted nothing); a file's id is its absolute path, so a path
+"""`delete` takes the path `index` read a file from, as well as the document id (a relative
+path such as `terag delete g/docs/c.md` must find it); a file's id is its absolute path, so a path
 deletes the document read from that file and no other."""
 
 from __future__ import annotations

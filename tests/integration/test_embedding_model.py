@@ -1,7 +1,7 @@
-"""The embedding model is pinned to the namespace it built (issue 22.4): another model is refused
+"""The embedding model is pinned to the namespace it built: another model is refused
 in one line at ingest and at retrieval, a model whose vectors do not fit the vector index is
 refused before anything is written, and passages are sized by the configured model's tokenizer.
-Loading the embedder leaves the process environment alone (issue 22.6: HF_HUB_OFFLINE)."""
+Loading the embedder leaves the process environment alone (HF_HUB_OFFLINE among it)."""
 
 from __future__ import annotations
 

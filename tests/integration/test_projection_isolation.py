@@ -1,6 +1,6 @@
 """A namespace's GDS projection holds that namespace and nothing else, as the project builds it:
-`gds.project` with `cypher/project_undirected.cypher` and `project_directed.cypher` (issue 22.10;
-the smoke test this replaces checked a projection Cypher of its own).
+`gds.project` with `cypher/project_undirected.cypher` and `project_directed.cypher`,
+not a projection Cypher written for the test.
 
 The other namespace holds the same documents (so the same concept keys and passage ids, told
 apart only by the namespace), more of them, its pairs and SYNONYM edges; the projection of the

@@ -1,6 +1,6 @@
 """What the read path writes (lazy CO_OCCURRENCE pairs, lazy concept embeddings) against a Neo4j
 that refuses writes, and the pair key's uniqueness constraint on a database that earlier
-versions left with duplicate pairs (issue 22.2).
+versions left with duplicate pairs.
 
 Neo4j Community has no users with fewer privileges (no RBAC), so a refused write is made the
 way the server refuses it to a read transaction: `Neo.ClientError.Statement.AccessMode`, one

@@ -1,4 +1,4 @@
-"""Issue 11 against the real Neo4j + GDS: top_k validation, document identity, shrinking
+"""Input and identity checks against the real Neo4j + GDS: top_k validation, document identity, shrinking
 documents, and GDS projection naming/versioning."""
 
 from __future__ import annotations

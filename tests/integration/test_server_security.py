@@ -1,4 +1,4 @@
-"""The local server's secrets (issue 11): a fresh server gets its password without it ever being
+"""The local server's secrets: a fresh server gets its password without it ever being
 on a command line, listens on loopback only with auth on, and `terag server` output hides the
 password unless asked. Also: the driver asks Neo4j for no notifications."""
 

@@ -1,5 +1,5 @@
 """A GDS graph missing from the catalog is recognised by the error GDS raises for it, not by
-words of its message (issue 22.8). The missing graph's error is GDS 2.26's as Neo4j 2026.01 sent
+words of its message, which change between versions. The missing graph's error is GDS 2.26's as Neo4j 2026.01 sent
 it; the others have the words the old check looked for ("does not exist", "graph")."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Input edge cases (issue 11): wrong types, giant lines, oversized and missing files, exit codes.
+"""Input edge cases: wrong types, giant lines, oversized and missing files, exit codes.
 Real tokenizer and real spaCy model; no services."""
 
 from __future__ import annotations

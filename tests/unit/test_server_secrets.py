@@ -40,8 +40,8 @@ def test_a_password_with_a_line_break_is_refused() -> None:
 def test_the_local_password_never_goes_to_the_server_at_neo4j_uri(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 22.3: with NEO4J_URI set and NEO4J_PASSWORD unset, the managed local server's
-    password (created on the spot when missing) was sent to that remote server."""
+    """With NEO4J_URI set and NEO4J_PASSWORD unset, the managed local server's password
+    (created on the spot when missing) must never be sent to that remote server."""
     for var in ("NEO4J_PASSWORD", "NEO4J_USER", "NEO4J_USERNAME"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.chdir(tmp_path)  # no .env of the checkout

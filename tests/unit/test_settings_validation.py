@@ -116,8 +116,8 @@ def test_a_preset_then_the_knobs_given_whichever_way_they_arrive(
 def test_env_example_copied_to_dot_env_leaves_the_preset_in_charge(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """Issue 22.1: `.env.example` set every knob explicitly, so `TERAG_PRESET=paper` in a `.env`
-    copied from it gave the default retrieval under the paper's name."""
+    """`.env.example` must not set any knob explicitly: `TERAG_PRESET=paper` in a `.env`
+    copied from it would give the default retrieval under the paper's name."""
     example = (Path(__file__).resolve().parents[2] / ".env.example").read_text(encoding="utf-8")
     (tmp_path / ".env").write_text(example + "\nTERAG_PRESET=paper\n", encoding="utf-8")
     monkeypatch.chdir(tmp_path)
@@ -128,8 +128,8 @@ def test_env_example_copied_to_dot_env_leaves_the_preset_in_charge(
 
 
 def test_a_store_made_without_settings_builds_cooccurrence_as_the_setting_does() -> None:
-    """Issue 22.9: `GraphStore(driver)` kept CO_OCCURRENCE eagerly while the setting's default
-    is lazy; the default lives in `Settings` only."""
+    """`GraphStore(driver)` must keep CO_OCCURRENCE as the setting's default does (lazy), not
+    eagerly: the default lives in `Settings` only."""
     from neo4j import GraphDatabase
 
     from terag_neo4j.store import GraphStore
