@@ -11,10 +11,13 @@ is cut inside, at word boundaries, into overlapping token windows (`chunk_text`)
 from __future__ import annotations
 
 import re
+from array import array
+from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from terag_neo4j.config import SettingsError
+from terag_neo4j.errors import TeragError
 
 # A token is at most this many characters on average in a chunk: a 2 MB "word" (a base64 blob, a
 # line without spaces) is one [UNK] token to WordPiece, so token windows alone do not bound size.
@@ -22,7 +25,11 @@ MAX_CHARS_PER_TOKEN = 32
 HEADING_MAX_WORDS = 12
 _ATX = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 # A sentence ends at . ! or ? (and closing quotes or brackets) before a capital or a digit.
-_SENTENCE_END = re.compile("(?<=[.!?])[\"'\u201d\u2019)\\]]*\\s+(?=[\"'\u201c\u2018(\\[]?[A-Z0-9])")
+# The closing quotes or brackets stay with the sentence: only the whitespace (group 1) is a cut.
+_SENTENCE_END = re.compile(
+    "(?<=[.!?])[\"'\u201d\u2019)\\]]*(\\s+)(?=[\"'\u201c\u2018(\\[]?[A-Z0-9])"
+)
+_WORD = re.compile(r"\S+")
 
 
 @dataclass(frozen=True)
@@ -141,7 +148,12 @@ def cap_chars(chunk: str, max_chars: int) -> list[str]:
 
 
 def _sentences(paragraph: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_END.split(paragraph) if s.strip()]
+    # Cut at the whitespace only: `re.split` on the whole match would drop the closing quotes.
+    cuts = [m.span(1) for m in _SENTENCE_END.finditer(paragraph)]
+    bounds = zip(
+        [0] + [end for _, end in cuts], [start for start, _ in cuts] + [len(paragraph)], strict=True
+    )
+    return [s for a, b in bounds if (s := paragraph[a:b].strip())]
 
 
 def pack(
@@ -192,3 +204,52 @@ def chunks(
     for section in sections(text):
         for passage in pack(section.paragraphs, max_tokens, overlap, tokenizer):
             yield section.path, passage
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A passage of a text and where it lies in it: `text` equals `source[start:end]` with its
+    whitespace runs collapsed to single spaces (chunking joins a paragraph's lines, and never
+    changes, adds or drops anything else)."""
+
+    path: tuple[str, ...]
+    text: str
+    start: int
+    end: int
+
+
+def chunk_spans(text: str, max_tokens: int, overlap: int, tokenizer: object) -> Iterator[Chunk]:
+    """`chunks` with each passage's character span in `text`."""
+    spans = _Spans(text)
+    for path, passage in chunks(text, max_tokens, overlap, tokenizer):
+        start, end = spans.find(passage)
+        yield Chunk(path, passage, start, end)
+
+
+class _Spans:
+    """Finds passages in the text they came from. The text is searched with its whitespace
+    collapsed (as passages have it); a position there maps back through the words' offsets."""
+
+    def __init__(self, text: str) -> None:
+        self.starts = array("q")  # each word's offset in the text
+        self.norm_starts = array("q")  # and in the collapsed text
+        words, pos = [], 0
+        for m in _WORD.finditer(text):
+            self.starts.append(m.start())
+            self.norm_starts.append(pos)
+            words.append(m.group())
+            pos += len(m.group()) + 1
+        self.norm = " ".join(words)
+        self.cursor = 0  # passages come in order; an overlapping one starts after the last start
+
+    def _offset(self, i: int) -> int:
+        k = bisect_right(self.norm_starts, i) - 1
+        return self.starts[k] + (i - self.norm_starts[k])
+
+    def find(self, passage: str) -> tuple[int, int]:
+        wanted = " ".join(passage.split())
+        i = self.norm.find(wanted, self.cursor)
+        if i < 0:
+            raise TeragError(f"internal: chunking changed a passage's text: {wanted[:80]!r}")
+        self.cursor = i + 1
+        return self._offset(i), self._offset(i + len(wanted) - 1) + 1

@@ -11,19 +11,18 @@ import hashlib
 import json
 import logging
 import os
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
-from terag_neo4j.chunking import chunks
+from terag_neo4j.chunking import chunk_spans
 from terag_neo4j.errors import TeragError
 
 log = logging.getLogger(__name__)
 
-TEXT_SUFFIXES = {".txt", ".md", ".markdown"}
-JSONL_SUFFIXES = {".jsonl", ".ndjson"}
 MAX_DOCUMENT_CHARS = (
     20_000_000  # beyond this a "document" is almost surely a mistake (a dump, a binary)
 )
@@ -50,6 +49,8 @@ class Document:
     # Whether `title` names the content (a record's title, a Markdown heading) and so becomes a
     # title concept; a title made from a file name does not.
     title_is_name: bool = True
+    # Where each page starts in `text` (a PDF's); empty for a format without pages.
+    pages: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("id", "text", "title", "source"):
@@ -129,15 +130,23 @@ def split_document(
     if doc.is_passage:
         text = doc.text.strip()
         return [Passage(doc.id, doc.id, 0, doc.title, text, name, doc.source)]
-    parts = list(chunks(doc.text, max_tokens, overlap, tokenizer or default_tokenizer(model)))
+    tok = tokenizer or default_tokenizer(model)
+    parts = list(chunk_spans(doc.text, max_tokens, overlap, tok))
     out = []
-    for i, (path, text) in enumerate(parts):
-        heads = tuple(h for h in path if h != doc.title)
+    for i, c in enumerate(parts):
+        heads = tuple(h for h in c.path if h != doc.title)
         title = " > ".join(h for h in (doc.title, *heads) if h)
         heading = heads[-1] if heads else name
         pid = doc.id if len(parts) == 1 else f"{doc.id}#{i}"
-        out.append(Passage(pid, doc.id, i, title, text, heading, doc.source))
+        first, last = _page(doc.pages, c.start), _page(doc.pages, c.end - 1)
+        span = {"char_start": c.start, "char_end": c.end, "page_start": first, "page_end": last}
+        out.append(Passage(pid, doc.id, i, title, c.text, heading, doc.source, heads, **span))
     return out
+
+
+def _page(pages: tuple[int, ...], offset: int) -> int | None:
+    """The 1-based page holding character `offset` of a text whose pages start at `pages`."""
+    return bisect_right(pages, offset) if pages else None
 
 
 def to_passages(
@@ -246,28 +255,35 @@ def document_id_candidates(path: str | Path) -> list[str]:
     return [absolute(path)]
 
 
-def iter_sources(paths: Sequence[str | Path]) -> Iterator[tuple[Path, str]]:
-    """(file, document id) for every supported file under `paths`, in a stable order."""
+def iter_sources(
+    paths: Sequence[str | Path], include: Sequence[str] = (), exclude: Sequence[str] = ()
+) -> Iterator[tuple[Path, str]]:
+    """(file, document id) for every supported file under `paths`, in a stable order: folders
+    walked recursively (`terag_neo4j.readers.walk`: hidden and unsupported files skipped,
+    symbolic link loops detected, `include` / `exclude` globs applied); a file named itself is
+    taken whatever the globs say."""
+    from terag_neo4j.readers import SUPPORTED_SUFFIXES, readable_kind
+    from terag_neo4j.readers.walk import walk
+
     for raw in paths:
         p = Path(raw)
         if not p.exists():
             raise InputNotFound(f"{p}: no such file or directory")
         if p.is_dir():
-            files = sorted(
-                f
-                for f in p.rglob("*")
-                if f.is_file() and f.suffix.lower() in TEXT_SUFFIXES | JSONL_SUFFIXES
-            )
+            files = list(walk(p, include, exclude))
             if not files:
+                selected = " matching --include / --exclude" if include or exclude else ""
                 raise InputNotFound(
-                    f"{p}: no .txt, .md or .jsonl files in this folder (nor below it)"
+                    f"{p}: no supported files{selected} in this folder (nor below it); "
+                    f"supported: {', '.join(sorted(SUPPORTED_SUFFIXES))}"
                 )
             for f in files:
                 yield f, document_id(f)
-        elif p.suffix.lower() in TEXT_SUFFIXES | JSONL_SUFFIXES:
+        elif p.suffix.lower() in SUPPORTED_SUFFIXES:
             yield p, document_id(p)
         else:
-            raise InputError(f"{p}: unsupported file type (use .txt, .md or .jsonl)")
+            readable_kind(p)  # a PDF, .docx or HTML page under another name is read as such
+            yield p, document_id(p)
 
 
 def iter_files(paths: Sequence[str | Path]) -> Iterator[Path]:
@@ -275,30 +291,38 @@ def iter_files(paths: Sequence[str | Path]) -> Iterator[Path]:
         yield path
 
 
-def load_documents(
-    paths: Sequence[str | Path], errors: list[str] | None = None
-) -> Iterator[Document]:
-    """Documents from files and folders (recursively); ids as `document_id` makes them.
+def read_text_file(path: Path, doc_id: str, jsonl: bool) -> list[Document]:
+    """A text or Markdown file as one document, a JSON Lines file as one per record."""
+    if not jsonl and path.stat().st_size > 4 * MAX_DOCUMENT_CHARS:
+        _too_large(path, f"{path.stat().st_size:,} bytes")
+    text = _read_text(path)
+    if jsonl:  # many documents, checked one by one
+        # Parse the whole file first: a bad line late in it must not leave a half-read file.
+        return list(_jsonl_documents(path, text))
+    if len(text) > MAX_DOCUMENT_CHARS:
+        _too_large(path, f"{len(text):,} characters")
+    title, text, named = _title_and_body(path, text)
+    return [Document(id=doc_id, title=title, text=text, source=absolute(path), title_is_name=named)]
 
-    With `errors` given, an unreadable file is reported there and skipped so one bad file does not
-    stop a large ingest; without it the first bad file raises `InputError`.
+
+def load_documents(
+    paths: Sequence[str | Path],
+    errors: list[str] | None = None,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+) -> Iterator[Document]:
+    """Documents from files and folders (recursively; see `iter_sources`), each file read by
+    the reader its content calls for (`terag_neo4j.readers`); ids as `document_id` makes them.
+
+    With `errors` given, an unreadable file is reported there (one line naming it) and skipped
+    so one bad file does not stop a large ingest; without it the first bad file raises
+    `InputError`.
     """
-    for path, doc_id in iter_sources(paths):
+    from terag_neo4j.readers import read_file
+
+    for path, doc_id in iter_sources(paths, include, exclude):
         try:
-            jsonl = path.suffix.lower() in JSONL_SUFFIXES  # many documents: checked one by one
-            if not jsonl and path.stat().st_size > 4 * MAX_DOCUMENT_CHARS:
-                _too_large(path, f"{path.stat().st_size:,} bytes")
-            text = _read_text(path)
-            if not jsonl and len(text) > MAX_DOCUMENT_CHARS:
-                _too_large(path, f"{len(text):,} characters")
-            if path.suffix.lower() in JSONL_SUFFIXES:
-                # Parse the whole file first: a bad line late in it must not leave a half-read file.
-                yield from list(_jsonl_documents(path, text))
-            else:
-                title, text, named = _title_and_body(path, text)
-                yield Document(
-                    id=doc_id, title=title, text=text, source=absolute(path), title_is_name=named
-                )
+            yield from read_file(path, doc_id, absolute(path))
         except InputError as e:
             if errors is None:
                 raise

@@ -71,8 +71,8 @@ def test_an_oversized_file_is_skipped_and_named(
 
 
 def test_a_folder_without_supported_files_is_not_found(tmp_path: Path) -> None:
-    (tmp_path / "notes.pdf").write_bytes(b"%PDF")
-    with pytest.raises(InputNotFound, match=r"no \.txt, \.md or \.jsonl files"):
+    (tmp_path / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    with pytest.raises(InputNotFound, match=r"no supported files .*supported: \.docx"):
         list(load_documents([tmp_path]))
 
 
@@ -85,8 +85,8 @@ def test_cli_exit_codes_for_input_problems(
     empty.mkdir()
     assert cli.main(["index", str(empty)]) == cli.EXIT_NOT_FOUND
     assert cli.main(["index", str(tmp_path / "missing")]) == cli.EXIT_NOT_FOUND
-    (tmp_path / "x.pdf").write_bytes(b"%PDF")
-    assert cli.main(["index", str(tmp_path / "x.pdf")]) == cli.EXIT_USAGE
+    (tmp_path / "x.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    assert cli.main(["index", str(tmp_path / "x.png")]) == cli.EXIT_USAGE
     assert cli.main(["delete"]) == cli.EXIT_USAGE
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 4 and all(line.startswith("terag: error: ") for line in err)
