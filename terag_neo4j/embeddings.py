@@ -27,6 +27,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -37,6 +38,7 @@ import numpy.typing as npt
 from terag_neo4j.config import SettingsError
 from terag_neo4j.errors import DependencyError, TeragError
 from terag_neo4j.sqlite_cache import open_cache
+from terag_neo4j.third_party import captured
 
 log = logging.getLogger(__name__)
 
@@ -298,8 +300,13 @@ def openvino_model(model_path: Path, home: Path) -> tuple[Path, dict[str, Any]]:
         out_dir.mkdir(parents=True, exist_ok=True)
         with _file_lock(out_dir / ".lock"):
             if not meta_file.is_file():
-                log.info("converting %s to OpenVINO in %s (once)", model_path, out_dir)
-                _export_openvino(model_path, out_dir)
+                log.info("converting the embedder %s to OpenVINO (once)", model_path.name)
+                started = time.monotonic()
+                with captured() as noise:
+                    _export_openvino(model_path, out_dir)
+                noise.log(
+                    log, f"converted the embedder to OpenVINO in {time.monotonic() - started:.0f}s"
+                )
     return out_dir / "model.xml", json.loads(meta_file.read_text(encoding="utf-8"))
 
 
