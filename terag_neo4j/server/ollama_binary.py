@@ -7,13 +7,19 @@ what to do instead.
 
 from __future__ import annotations
 
+import logging
+import os
 import shutil
 from pathlib import Path
 from types import ModuleType
 
-from terag_neo4j.config import Settings
+from tqdm import tqdm
+
+from terag_neo4j.config import Settings, default_home
 from terag_neo4j.server import versions
 from terag_neo4j.server.ollama_home import OllamaSetupError, normalize_host, ollama_dir
+
+log = logging.getLogger(__name__)
 
 BUILD_SUPPORT = "terag_ollama_build"
 NO_OLLAMA = (
@@ -46,15 +52,38 @@ def ensure_binary(settings: Settings, host: str | None = None) -> Path:
     return build_binary(settings, host)
 
 
+def shared_build(settings: Settings, build: ModuleType) -> Path | None:
+    """The build under the default home, when `settings.home` is another one and it has it: its
+    path names the Ollama version and the CPU build, so it is the binary this home would build."""
+    if settings.home.resolve() == default_home().resolve():
+        return None
+    shared: Path = build.binary_path(default_home() / "ollama", versions.OLLAMA)
+    return shared if os.access(shared, os.X_OK) else None
+
+
 def build_binary(settings: Settings, host: str | None = None) -> Path:
-    """The binary built from source by the build support (cached; built when missing)."""
+    """The binary built from source by the build support: cached under the home (built now, in
+    minutes, when missing), or the same build already made under the default home."""
     build = build_support()
     if build is None:
         raise OllamaSetupError(NO_OLLAMA.format(host=normalize_host(host or settings.ollama_host)))
+    own: Path = build.binary_path(ollama_dir(settings), versions.OLLAMA)
+    shared = None if os.access(own, os.X_OK) else shared_build(settings, build)
+    if shared is not None:
+        log.info("using the Ollama %s build in %s", versions.OLLAMA, shared.parent)
+        return shared
+    bar = tqdm(desc=f"building Ollama {versions.OLLAMA} (once)", unit=" packages", mininterval=2)
+
+    def compiled(package: str) -> None:
+        bar.set_postfix_str(package.removeprefix("github.com/ollama/ollama/"), refresh=False)
+        bar.update()
+
     try:
-        path: Path = build.ensure_binary(ollama_dir(settings), versions.OLLAMA)
+        path: Path = build.ensure_binary(ollama_dir(settings), versions.OLLAMA, progress=compiled)
     except build.OllamaBuildError as exc:
         raise OllamaSetupError(str(exc)) from exc
+    finally:
+        bar.close()
     return path
 
 
@@ -67,4 +96,7 @@ def describe_binary(settings: Settings) -> str:
     if build is None:
         return "none (no `ollama` on PATH, no build support: `pip install ./tools/ollama-build`)"
     path: Path = build.binary_path(ollama_dir(settings), versions.OLLAMA)
+    shared = None if path.is_file() else shared_build(settings, build)
+    if shared is not None:
+        return f"{shared} (built under the default home)"
     return f"{path} ({'built' if path.is_file() else 'not built'})"

@@ -12,7 +12,7 @@ from terag_ollama_build import build as build_module
 
 from terag_neo4j.config import Settings
 from terag_neo4j.server import ollama as srv
-from terag_neo4j.server import versions
+from terag_neo4j.server import ollama_binary, versions
 
 
 def test_the_binary_is_cached_under_home_by_version_and_cpu(tmp_path: Path) -> None:
@@ -21,7 +21,8 @@ def test_the_binary_is_cached_under_home_by_version_and_cpu(tmp_path: Path) -> N
     assert path.name == "ollama" and path.parent.name == f"cpu-{build.cpu_key()}"
     assert path.parent.parent == settings.home / "ollama" / srv.OLLAMA_VERSION
     assert "-mno-amx-tile" in build.cpu_flags() or "x86" not in build_module.platform.machine()
-    if srv.on_path() is None:  # an `ollama` on PATH would be used instead of a build
+    if srv.on_path() is None and ollama_binary.shared_build(settings, build) is None:
+        # an `ollama` on PATH, or the default home's build, would be used instead of a build
         assert srv.describe_binary(settings) == f"{path} (not built)"
 
 
@@ -74,10 +75,11 @@ def test_makefile_sync_without_fetch_head_is_refused(tmp_path: Path) -> None:
 def test_a_build_error_reaches_the_cli_as_a_setup_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def fail(cache: Path, version: str) -> Path:
+    def fail(cache: Path, version: str, progress: object = None) -> Path:
         raise build.OllamaBuildError("no Go here")
 
     monkeypatch.setattr(build, "ensure_binary", fail)
+    monkeypatch.setattr(ollama_binary, "default_home", lambda: tmp_path / "no-build-here")
     settings = Settings().model_copy(update={"home": tmp_path})
     with pytest.raises(srv.OllamaSetupError, match="no Go here"):
         srv.build_binary(settings)
@@ -106,3 +108,56 @@ def test_the_build_support_needs_only_the_standard_library() -> None:
             for name in names:
                 top = name.split(".")[0]
                 assert top in sys.stdlib_module_names or top == "terag_ollama_build", (path, name)
+
+
+def test_a_build_under_the_default_home_is_used_by_other_homes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A stand-in binary where the default home keeps its build: found by path, never run.
+    monkeypatch.setattr(ollama_binary, "default_home", lambda: tmp_path / "default")
+    shared = build.binary_path(tmp_path / "default" / "ollama", versions.OLLAMA)
+    shared.parent.mkdir(parents=True)
+    shared.write_text("#!/bin/sh\n")
+    shared.chmod(0o755)
+
+    def no_build(cache: Path, version: str, progress: object = None) -> Path:
+        raise AssertionError("built although the default home has this version's build")
+
+    monkeypatch.setattr(build, "ensure_binary", no_build)
+    other = Settings().model_copy(update={"home": tmp_path / "other"})
+    assert srv.build_binary(other) == shared
+    assert srv.describe_binary(other).endswith("(built under the default home)") or srv.on_path()
+    # The default home itself builds (here: refuses to), and another version is not reused.
+    default = Settings().model_copy(update={"home": tmp_path / "default"})
+    assert ollama_binary.shared_build(default, build) is None
+    monkeypatch.setattr(versions, "OLLAMA", "0.0.1")
+    assert ollama_binary.shared_build(other, build) is None
+
+
+def test_the_headers_folder_is_fixed_so_go_reuses_compiled_objects(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Go keys cached cgo compiles by CGO_CPPFLAGS, which names the headers' folder.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    first = build.shared_headers(build.VENDOR_HEADERS, versions.OLLAMA)
+    assert first.is_relative_to(tmp_path / "cache") and not first.is_relative_to(
+        build.VENDOR_HEADERS
+    )
+    checkout = tmp_path / "another-checkout"
+    shutil.copytree(build.VENDOR_HEADERS, checkout)
+    assert build.shared_headers(checkout, versions.OLLAMA) == first
+    assert build.build_env(first, tmp_path)["CGO_CPPFLAGS"] == f"-I{first}"
+    # A damaged copy is replaced, not used.
+    (first / "stb" / "stb_image.h").write_text("changed")
+    assert build.shared_headers(checkout, versions.OLLAMA) == first
+    build.vendor_headers_checked(first)
+
+
+def test_go_install_progress_names_each_compiled_package() -> None:
+    lines = [
+        "github.com/ollama/ollama/llama",
+        "# github.com/ollama/ollama/llama",
+        "golang.org/x/sys/unix",
+    ]
+    assert [line for line in lines if build_module.PACKAGE.fullmatch(line)] == [lines[0], lines[2]]
+    assert not build_module.PACKAGE.fullmatch("warning: unused variable 'x'")

@@ -16,6 +16,7 @@ from terag_ollama_build.build import (
     ensure_binary,
     find_go,
     module_source,
+    shared_headers,
 )
 from terag_ollama_build.errors import OllamaBuildError
 from terag_ollama_build.headers import (
@@ -24,6 +25,7 @@ from terag_ollama_build.headers import (
     VENDOR_HEADERS,
     llama_cpp_revision,
     vendor_headers,
+    vendor_headers_checked,
 )
 
 __all__ = [
@@ -41,5 +43,7 @@ __all__ = [
     "find_go",
     "llama_cpp_revision",
     "module_source",
+    "shared_headers",
     "vendor_headers",
+    "vendor_headers_checked",
 ]

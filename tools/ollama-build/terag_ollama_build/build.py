@@ -13,19 +13,24 @@ import json
 import logging
 import os
 import platform
+import re
 import shutil
 import subprocess
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import IO
 
 from terag_ollama_build.errors import OllamaBuildError
-from terag_ollama_build.headers import vendor_headers
+from terag_ollama_build.headers import vendor_headers, vendor_headers_checked
 
 log = logging.getLogger(__name__)
 
 OLLAMA_MODULE = "github.com/ollama/ollama"
 BUILD_TIMEOUT_S = 3600.0
+# A line of `go install -v`: the import path of a package it compiles.
+PACKAGE = re.compile(r"[\w.~-]+(/[\w.~+-]+)*")
 
 
 def tag(version: str) -> str:
@@ -131,58 +136,102 @@ def build_env(include: Path, gobin: Path) -> dict[str, str]:
     return env
 
 
-def ensure_binary(cache: Path, version: str) -> Path:
-    """The cached Ollama binary; builds it with `go install` when it is missing (minutes)."""
+def shared_headers(include: Path, version: str) -> Path:
+    """`include` copied to one fixed folder per Ollama version under the user's cache.
+
+    Go's build cache keys each cgo compile by its flags, and the headers' folder is in
+    CGO_CPPFLAGS: from a fixed folder a second checkout (or a second TERAG_HOME) reuses every
+    compiled llama.cpp object, where from the installed package's folder each checkout compiles
+    llama.cpp again (minutes). The copy is checked again before use.
+    """
+    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    target = root / "terag-ollama-build" / f"llama-vendor-{tag(version)}"
+    try:
+        return vendor_headers_checked(target)
+    except OllamaBuildError:
+        pass
+    staging = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        shutil.copytree(include, staging)
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(staging, target)
+    except OSError:
+        shutil.rmtree(staging, ignore_errors=True)
+        return include  # an unwritable cache only costs the reuse
+    return vendor_headers_checked(target)
+
+
+def ensure_binary(cache: Path, version: str, progress: Callable[[str], None] | None = None) -> Path:
+    """The cached Ollama binary; builds it with `go install` when it is missing (minutes).
+
+    `progress` is called with each Go package as the build compiles it."""
     target = binary_path(cache, version)
     if target.is_file() and os.access(target, os.X_OK):
         return target
     with _file_lock(target.parent / "build.lock"):
         if target.is_file() and os.access(target, os.X_OK):
             return target
-        _build(target, tag(version))
+        _build(target, tag(version), progress)
         return target
 
 
-def _build(target: Path, version: str) -> None:
+def _build(target: Path, version: str, progress: Callable[[str], None] | None = None) -> None:
     go = find_go()
     build_log = target.parent / "build.log"
     gobin = target.parent / "gobin"
     shutil.rmtree(gobin, ignore_errors=True)
-    env = build_env(vendor_headers(module_source(go, version)), gobin)
+    include = shared_headers(vendor_headers(module_source(go, version)), version)
+    env = build_env(include, gobin)
     cmd = [
         str(go),
         "install",
+        "-v",  # names each package as it is compiled: the progress callback's steps
         "-trimpath",
         "-ldflags",
         f"-s -w -X github.com/ollama/ollama/version.Version={version.removeprefix('v')}",
         f"{OLLAMA_MODULE}@{version}",
     ]
-    log.warning(
+    log.info(
         "Building Ollama %s with `go install` (first run only, minutes); log: %s",
         version,
         build_log,
     )
     started = time.monotonic()
     with build_log.open("w") as out:
-        try:
-            result = subprocess.run(
-                cmd,
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                timeout=BUILD_TIMEOUT_S,
-                check=False,
-            )
-        except subprocess.TimeoutExpired as exc:
-            raise OllamaBuildError(f"Ollama build exceeded {BUILD_TIMEOUT_S:.0f}s") from exc
+        returncode = _run(cmd, env, out, progress)
     elapsed = time.monotonic() - started
     built = gobin / "ollama"
-    if result.returncode != 0 or not built.is_file():
+    if returncode != 0 or not built.is_file():
         tail = build_log.read_text(errors="replace")[-3000:]
         raise OllamaBuildError(
-            f"`go install {OLLAMA_MODULE}@{version}` failed (exit {result.returncode}) "
+            f"`go install {OLLAMA_MODULE}@{version}` failed (exit {returncode}) "
             f"after {elapsed:.0f}s; log {build_log}:\n{tail}"
         )
     os.replace(built, target)
     shutil.rmtree(gobin, ignore_errors=True)
     log.info("Built Ollama %s in %.0fs -> %s", version, elapsed, target)
+
+
+def _run(
+    cmd: list[str], env: dict[str, str], out: IO[str], progress: Callable[[str], None] | None
+) -> int:
+    """Run the build, its output into `out`, each compiled package to `progress`."""
+    with subprocess.Popen(
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    ) as proc:
+        watchdog = threading.Timer(BUILD_TIMEOUT_S, proc.kill)
+        watchdog.start()
+        try:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                out.write(line)
+                if progress is not None and PACKAGE.fullmatch(line.strip()):
+                    progress(line.strip())
+            returncode = proc.wait()
+        finally:
+            timed_out = not watchdog.is_alive()
+            watchdog.cancel()
+    if timed_out:
+        raise OllamaBuildError(f"Ollama build exceeded {BUILD_TIMEOUT_S:.0f}s")
+    return returncode

@@ -50,6 +50,11 @@ def vendor_headers(source: Path, headers: Path = VENDOR_HEADERS) -> Path:
             f"are from {LLAMA_CPP_REVISION}; copy that revision's vendor/ headers there "
             "(see its README.md)"
         )
+    return vendor_headers_checked(headers)
+
+
+def vendor_headers_checked(headers: Path) -> Path:
+    """`headers`, once each file in it is shown to have its pinned sha256."""
     for name, digest in LLAMA_CPP_VENDOR_SHA256.items():
         path = headers / name
         try:
