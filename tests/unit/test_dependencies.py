@@ -13,7 +13,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parents[2]
-FIRST_PARTY = {"terag_neo4j", "terag_ollama_build", "tests", "bench", "env_table"}
+FIRST_PARTY = {"terag_neo4j", "terag_ollama_build", "tests", "bench", "env_table", "docs_hooks"}
 
 
 def project() -> dict[str, list[Requirement]]:
