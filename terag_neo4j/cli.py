@@ -126,11 +126,12 @@ def cmd_index(args: argparse.Namespace) -> int:
         return code
     from terag_neo4j.documents import iter_sources
 
-    for _ in iter_sources(args.paths):  # missing paths, empty folders: say so before connecting
+    globs = {"include": args.include, "exclude": args.exclude}
+    for _ in iter_sources(args.paths, **globs):  # missing paths, empty folders: say so first
         pass
     errors: list[str] = []
     with _client(args) as terag:
-        report = terag.index(args.paths, progress=not args.quiet, errors=errors)
+        report = terag.index(args.paths, progress=not args.quiet, errors=errors, **globs)
     text = report.summary()
     if errors:
         text += f"\n  skipped {len(errors)} file(s):\n" + "\n".join(f"    {e}" for e in errors)
@@ -201,6 +202,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     """Start what is missing, index the bundled sample, answer one question."""
     from terag_neo4j.config import Settings
+    from terag_neo4j.demo import recap
 
     settings = Settings()
     need_ollama = (args.extractor or settings.extractor) == "ollama" or args.answer
@@ -221,9 +223,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
         ans = terag.answer(args.question) if args.answer else None
         res = ans.retrieval if ans is not None else terag.retrieve(args.question)
         ledger = terag.ledger.summary()
-    # The answer first (one line), then the passages it was read from, then what it cost.
+        info = terag.stats()
+    # The answer first (one line), then the passages it was read from, then what it cost, then
+    # what just happened and what to try next.
     head = f"answer: {ans.answer}\n\n" if ans is not None else ""
     text = f"{report.summary()}\n\n{head}{_format_retrieval(res)}\n\n{ledger}"
+    question, answer = args.question, ans.answer if ans is not None else None
+    text += "\n\n" + recap(terag.settings, info, report, question, answer, str(SAMPLE_DIR))
     obj = {"ingest": report.to_record(), "answer": ans.answer if ans else None, "retrieval": res}
     if ans is not None:
         obj["answer_tokens"] = {"input": ans.input_tokens, "output": ans.output_tokens}
@@ -254,8 +260,24 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
             )
         sp.add_argument("--json", action="store_true", help="machine-readable output")
 
-    s = sub.add_parser("index", help="index files or folders (.txt, .md, .jsonl)")
+    s = sub.add_parser(
+        "index", help="index files or folders (.pdf, .docx, .html, .md, .txt, .jsonl)"
+    )
     s.add_argument("paths", nargs="+", help="files or folders (searched recursively)")
+    s.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="in folders, index only files matching GLOB (repeatable), e.g. '*.pdf'",
+    )
+    s.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="in folders, skip files and folders matching GLOB (repeatable), e.g. 'drafts/**'",
+    )
     s.add_argument(
         "-e", "--extractor", choices=["ollama", "spacy", "recorded"], help="extraction backend"
     )
