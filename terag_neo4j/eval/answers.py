@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from terag_neo4j.config import Settings
 from terag_neo4j.documents import Document, content_hash
 from terag_neo4j.eval.datasets import Question
 from terag_neo4j.eval.metrics import best_over_aliases, mean
-from terag_neo4j.llm import Message, OllamaLLM, Stage
+from terag_neo4j.llm import LLMError, Message, OllamaLLM, Stage
 from terag_neo4j.reader import READER_MAX_TOKENS, reader_messages
 from terag_neo4j.results import RetrievedPassage
 from terag_neo4j.sqlite_cache import open_cache
@@ -227,3 +228,52 @@ def answer_methods(
         "seconds_per_fresh_call": round(mean(fresh_s), 3),
         "wall_s": round(time.perf_counter() - started, 3),
     }
+
+
+def bench_answers(
+    settings: Settings,
+    questions: Sequence[Question],
+    retrieved: Mapping[str, Sequence[Sequence[str]]],
+    docs_by_id: Mapping[str, Document],
+    wanted: Sequence[str],
+    budget_s: float | None,
+) -> tuple[dict[str, Any], list[str]]:
+    """`terag bench --answers`: the `wanted` methods' passages read by the project's reader
+    (`client.answer`'s prompt through `OllamaLLM`), so every method is read by the same reader
+    with the same prompt and top-k and retrieval is not repeated. Calls are cached in TERAG_HOME:
+    a rerun only pays for new calls, and `budget_s` ends a run in time with every method
+    answered on the same questions. Returns the answers and notes for the bench report."""
+    notes: list[str] = []
+    missing = [m for m in wanted if m not in retrieved]
+    if missing:
+        notes.append(f"answers: methods {missing} did not run; not answered")
+    llm = OllamaLLM(settings)
+    try:
+        llm.check_model()
+    except LLMError as e:
+        llm.close()
+        msg = f"answers skipped: Ollama is unreachable or lacks the model ({e})"
+        log.warning("%s", msg)
+        return {"skipped": msg}, notes
+    cache = AnswerCache(settings.home / ANSWER_CACHE_FILE)
+    try:
+        answers = answer_methods(
+            CachedReader(llm, cache),
+            questions,
+            {m: retrieved[m] for m in wanted if m in retrieved},
+            docs_by_id,
+            budget_s=budget_s,
+        )
+    finally:
+        cache.close()
+        llm.close()
+    for name, a in answers["methods"].items():
+        log.info(
+            "answers %s: EM %.3f F1 %.3f on %d questions", name, a["em"], a["f1"], a["questions"]
+        )
+    if not answers["complete"]:
+        notes.append(
+            f"answers: {answers['questions_answered']} of {answers['questions_total']} questions "
+            "answered (time budget); rerun the same command to continue from the answer cache"
+        )
+    return answers, notes

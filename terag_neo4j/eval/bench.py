@@ -298,68 +298,22 @@ class BenchRunner:
     # ------------------------------------------------------------------ answers
 
     def run_answers(self) -> None:
-        """EM/F1 of the reader LLM over each chosen method's own top-k passages.
-
-        The reader prompt is `client.answer`'s (`reader_messages`), sent through the project's
-        `OllamaLLM`; the passages are those each method already retrieved, so retrieval is not
-        repeated and every method is read by the same reader with the same prompt and top-k.
-        Calls are cached in TERAG_HOME (`eval.answers`): a rerun only pays for new calls, and
-        `answer_budget_s` ends a run in time with every method answered on the same questions.
-        """
-        from terag_neo4j.eval.answers import (
-            ANSWER_CACHE_FILE,
-            AnswerCache,
-            CachedReader,
-            answer_methods,
-        )
-        from terag_neo4j.llm import LLMError, OllamaLLM
+        """EM/F1 of the reader LLM over each chosen method's own top-k passages (`eval.answers`)."""
+        from terag_neo4j.eval.answers import bench_answers
 
         wanted = self.config.answer_methods or [
             next((m for m in self.methods if m.startswith("terag-")), next(iter(self.methods), ""))
         ]
-        missing = [m for m in wanted if m not in self.methods]
-        if missing:
-            self.notes.append(f"answers: methods {missing} did not run; not answered")
-        llm = OllamaLLM(self.settings)
-        try:
-            llm.check_model()
-        except LLMError as e:
-            llm.close()
-            msg = f"answers skipped: Ollama is unreachable or lacks the model ({e})"
-            log.warning("%s", msg)
-            self.answers = {"skipped": msg}
-            return
-        cache = AnswerCache(self.settings.home / ANSWER_CACHE_FILE)
-        try:
-            retrieved = {
-                m: [qr.retrieved for qr in self.methods[m].questions]
-                for m in wanted
-                if m in self.methods
-            }
-            self.answers = answer_methods(
-                CachedReader(llm, cache),
-                self.dataset.questions,
-                retrieved,
-                self.docs_by_id,
-                budget_s=self.config.answer_budget_s,
-            )
-        finally:
-            cache.close()
-            llm.close()
-        for name, a in self.answers["methods"].items():
-            log.info(
-                "answers %s: EM %.3f F1 %.3f on %d questions",
-                name,
-                a["em"],
-                a["f1"],
-                a["questions"],
-            )
-        if not self.answers["complete"]:
-            self.notes.append(
-                f"answers: {self.answers['questions_answered']} of "
-                f"{self.answers['questions_total']} questions answered (time budget); "
-                "rerun the same command to continue from the answer cache"
-            )
+        retrieved = {m: [qr.retrieved for qr in run.questions] for m, run in self.methods.items()}
+        self.answers, notes = bench_answers(
+            self.settings,
+            self.dataset.questions,
+            retrieved,
+            self.docs_by_id,
+            wanted,
+            self.config.answer_budget_s,
+        )
+        self.notes += notes
 
     # ------------------------------------------------------------------ all of it
 
