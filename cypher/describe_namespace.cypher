@@ -3,6 +3,7 @@ RETURN n.name AS name, n.version AS version, n.extractor AS extractor, n.model A
        toString(n.created) AS created, toString(n.updated) AS updated,
        coalesce(n.cooccurrence, 'kept') AS cooccurrence,
        COUNT { (p:Passage {namespace: $namespace}) } AS passages,
+       COUNT { MATCH (p:Passage {namespace: $namespace}) RETURN DISTINCT p.doc_id } AS documents,
        COUNT { (c:Concept {namespace: $namespace}) } AS concepts,
        COUNT { (c:Entity {namespace: $namespace}) } AS entities,
        COUNT { (:Concept {namespace: $namespace})-[:HAS_PASSAGE]->() } AS has_passage,

@@ -15,6 +15,6 @@ WITH nodeId, score ORDER BY score DESC, nodeId LIMIT $candidates
 WITH gds.util.asNode(nodeId) AS p, score
 WHERE p:Passage AND p.namespace = $namespace AND coalesce(p.since, 0) <= $version
 RETURN id(p) AS node, p.uid AS uid, p.id AS id, p.doc_id AS doc_id, p.title AS title, p.text AS text,
-       score
+       score, p {.source, .heading_path, .page_start, .page_end, .char_start, .char_end} AS provenance
 ORDER BY score DESC, p.uid
 LIMIT $top_k

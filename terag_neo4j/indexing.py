@@ -44,6 +44,7 @@ from terag_neo4j.store import (
     one_line,
     passage_uid,
 )
+from terag_neo4j.store.documents import passage_provenance
 
 log = logging.getLogger(__name__)
 __all__ = ["Indexer", "IngestReport"]
@@ -120,16 +121,28 @@ class Indexer:
         if not passages:
             report.warnings.append("no passages: every document was empty")
             log.warning("nothing to index into %r: every document was empty", ns)
-            self._remove_stale(ns, doc_ids, passages, report)
+            report.count_documents(
+                documents, [], [], self._remove_stale(ns, doc_ids, passages, report), ()
+            )
             return report
         self.store.ensure_schema()
         self.store.ensure_search(ns)
         self._warn_if_built_differently(ns)
-        self._remove_stale(ns, doc_ids, passages, report)
-        existing = self.store.existing_hashes(ns, [p.id for p in passages])
-        todo = [p for p in passages if existing.get(p.id) != p.hash]
+        stale = self._remove_stale(ns, doc_ids, passages, report)
+        present = self.store.present_passages(ns, [p.id for p in passages])
+        todo = [p for p in passages if p.id not in present or present[p.id][0] != p.hash]
         report.passages_unchanged = len(passages) - len(todo)
-        report.passages_replaced = sum(1 for p in todo if p.id in existing)
+        report.passages_replaced = sum(1 for p in todo if p.id in present)
+        # Unchanged text in a new place (an edit above it moved its offsets or pages)
+        moved = [
+            p
+            for p in passages
+            if p.id in present
+            and present[p.id][0] == p.hash
+            and present[p.id][1] != passage_provenance(p)
+        ]
+        report.passages_moved = self.store.set_provenance(ns, moved)
+        report.count_documents(documents, passages, todo, stale, present)
         if todo:
             self._check_embedding_dimensions()
         if report.passages_unchanged:
@@ -230,13 +243,16 @@ class Indexer:
 
     def _remove_stale(
         self, ns: str, doc_ids: Sequence[str], passages: Sequence[Passage], report: IngestReport
-    ) -> None:
+    ) -> dict[str, list[str]]:
+        """Delete the passages changed documents no longer have; returns them by document."""
         if not doc_ids:
-            return
-        stale = self.store.stale_passages(ns, doc_ids, [p.id for p in passages])
-        if stale:
-            report.passages_removed = self.store.delete_passages(ns, stale)
-            log.info("removed %d passages that changed documents no longer have", len(stale))
+            return {}
+        stale = self.store.stale_by_document(ns, doc_ids, [p.id for p in passages])
+        ids = [pid for pids in stale.values() for pid in pids]
+        if ids:
+            report.passages_removed = self.store.delete_passages(ns, ids)
+            log.info("removed %d passages that changed documents no longer have", len(ids))
+        return stale
 
     def _embedding_model(self) -> str:
         """The embedding model, as a namespace records it (`embeddings.model_id`)."""

@@ -3,11 +3,17 @@ time per stage; stored as an `IngestRun` node and printed by `terag index`."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from terag_neo4j.extraction import Extraction
+
+if TYPE_CHECKING:
+    from terag_neo4j.documents import Document, Passage
+
+# Lists kept out of the stored `IngestRun` record (a first ingest writes every document)
+_NOT_RECORDED = ("warnings", "written_documents", "missing_documents")
 
 
 @dataclass
@@ -21,6 +27,16 @@ class IngestReport:
     passages_unchanged: int = 0
     passages_replaced: int = 0
     passages_removed: int = 0  # old passages of changed documents that the new text no longer has
+    passages_moved: int = 0  # unchanged text whose provenance (offsets, pages) was updated
+    # Documents of this run: written (new, or changed: a passage written or removed) and
+    # unchanged; files gone from an indexed folder, and the documents of them deleted (--prune)
+    documents_total: int = 0
+    documents_new: int = 0
+    documents_changed: int = 0
+    documents_unchanged: int = 0
+    documents_deleted: int = 0
+    written_documents: list[str] = field(default_factory=list)
+    missing_documents: list[str] = field(default_factory=list)
     passages_without_concepts: int = 0
     extracted_fresh: int = 0
     extracted_cached: int = 0
@@ -71,6 +87,26 @@ class IngestReport:
             self.warnings.extend(e.warnings)
         return cached, len(extractions) - cached
 
+    def count_documents(
+        self,
+        documents: Sequence[Document],
+        passages: Sequence[Passage],
+        written: Sequence[Passage],
+        removed: dict[str, list[str]],
+        present: Collection[str],
+    ) -> None:
+        """Documents new (none of their passages was there), changed (a passage written or
+        removed) and unchanged, from this run's passages, those it writes (new or replaced),
+        those it removes (by document) and the ids of those that were present."""
+        touched = {p.doc_id for p in written} | set(removed)
+        had = {p.doc_id for p in passages if p.id in present} | set(removed)
+        ids = list(dict.fromkeys(d.id for d in documents))
+        self.documents_total = len(ids)
+        self.written_documents = [d for d in ids if d in touched]
+        self.documents_new = sum(1 for d in self.written_documents if d not in had)
+        self.documents_changed = len(self.written_documents) - self.documents_new
+        self.documents_unchanged = self.documents_total - len(self.written_documents)
+
     @property
     def extracted(self) -> int:
         return self.extracted_fresh + self.extracted_cached
@@ -97,7 +133,7 @@ class IngestReport:
 
     def to_record(self) -> dict[str, Any]:
         """Flat properties for the persisted `IngestRun` node."""
-        rec = {k: v for k, v in asdict(self).items() if k != "warnings"}
+        rec = {k: v for k, v in asdict(self).items() if k not in _NOT_RECORDED}
         rec["warning_count"] = len(self.warnings)
         rec["input_per_passage"] = round(self.input_per_passage, 2)
         rec["output_per_passage"] = round(self.output_per_passage, 2)
@@ -119,6 +155,22 @@ class IngestReport:
         )
         return self._summary() + budget
 
+    def _documents_detail(self) -> str:
+        """Which documents changed (a few by name), which files are gone and what went."""
+        out = ""
+        if self.documents_changed and len(self.written_documents) <= 5:
+            out += "; written: " + ", ".join(self.written_documents)
+        if self.missing_documents:
+            gone = ", ".join(self.missing_documents[:5])
+            more = len(self.missing_documents) - 5
+            gone += f" and {more} more" if more > 0 else ""
+            out += (
+                f"; deleted {self.documents_deleted} whose files are gone: {gone}"
+                if self.documents_deleted
+                else f"; files gone (--prune deletes their documents): {gone}"
+            )
+        return out
+
     def _summary(self) -> str:
         return (
             f"ingest {self.run_id} into {self.namespace!r} ({self.extractor}/{self.model}): "
@@ -126,6 +178,9 @@ class IngestReport:
             f"({self.passages_replaced} replaced), {self.passages_unchanged} unchanged, "
             f"{self.passages_removed} removed, "
             f"{self.passages_without_concepts} without concepts\n"
+            f"  documents: {self.documents_total} ({self.documents_new} new, "
+            f"{self.documents_changed} changed, {self.documents_unchanged} unchanged)"
+            f"{self._documents_detail()}\n"
             f"  tokens spent: {self.input_tokens} in / {self.output_tokens} out on "
             f"{self.extracted_fresh} extractions ({self.extracted_cached} more from cache, made for "
             f"{self.cached_input_tokens} in / {self.cached_output_tokens} out) = "

@@ -1,7 +1,7 @@
 """The reader: one prompt that turns a question and its passages into a short answer.
 
-The reply is constrained to `READER_FORMAT`, a JSON object with one string, through Ollama's
-structured outputs (`format`): the model cannot open with "The answer is:", list the passages or
+The reply is constrained to `READER_FORMAT`, a JSON object with the answer and the numbers of the
+passages it comes from, through Ollama's structured outputs (`format`): the model cannot open with "The answer is:", list the passages or
 run on into a second sentence. The prompt asks for words copied from the passages (extractive QA),
 which keeps a small model on the passages' names instead of inventing one. With SmolLM2-135M on the
 demo question (the sample corpus's top 5 passages): unconstrained, "The answer is: Ferdinand
@@ -19,21 +19,46 @@ from collections.abc import Generator, Sequence
 from typing import Any
 
 from terag_neo4j.llm import Completion, Message, OllamaLLM, Stage
-from terag_neo4j.results import RetrievedPassage
+from terag_neo4j.results import Citation, RetrievedPassage
 
 READER_SYSTEM = (
     "Answer the question with words copied from the passages: the name, place, date or number "
-    "that answers it, or yes or no. Reply with the answer only."
+    "that answers it, or yes or no. After the answer write the number of the passage it comes "
+    "from in brackets, e.g. Paris [2]. Reply with the answer and its number only."
 )
 # EM/F1 expect a few words; the cap also stops a small model that rambles from costing minutes.
 READER_MAX_TOKENS = 32
-# Ollama structured output: the reply is {"answer": "..."} and nothing else.
+# Ollama structured output: the reply is {"answer": "...", "passages": [2]} and nothing else. A
+# small model asked for inline markers wrote none (SmolLM2-135M: 0 of 8 sample questions); asked
+# for the numbers as a field it names one or more for every answer. `reader_format` allows only
+# the numbers of the passages given.
+MAX_CITED = 3
 READER_FORMAT: dict[str, Any] = {
     "type": "object",
-    "properties": {"answer": {"type": "string"}},
-    "required": ["answer"],
+    "properties": {
+        "answer": {"type": "string"},
+        "passages": {
+            "type": "array",
+            "items": {"type": "integer"},
+            "minItems": 1,
+            "maxItems": MAX_CITED,
+        },
+    },
+    "required": ["answer", "passages"],
 }
 _ANSWER_FIELD = re.compile(r'"answer"\s*:\s*"((?:[^"\\]|\\.)*)')
+# A citation marker: [2], or several passages in one, [1, 3]
+_MARKER = re.compile(r"\[\s*(\d+(?:\s*[,;]\s*\d+)*)\s*\]")
+_PASSAGES_FIELD = re.compile(r'"passages"\s*:\s*\[([\d,\s]*)')
+_SPACE_BEFORE_STOP = re.compile(r"\s+([.,;:!?])")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
+
+
+def reader_format(k: int) -> dict[str, Any]:
+    """`READER_FORMAT` whose passage numbers are those of `k` passages."""
+    items = {"type": "integer", "enum": list(range(1, max(k, 1) + 1))}
+    cited = {**READER_FORMAT["properties"]["passages"], "items": items}
+    return {**READER_FORMAT, "properties": {**READER_FORMAT["properties"], "passages": cited}}
 
 
 def reader_messages(query: str, passages: Sequence[RetrievedPassage]) -> list[Message]:
@@ -62,7 +87,46 @@ def parse_answer(reply: str) -> str:
             value = text
     if isinstance(value, dict):
         value = value.get("answer", "")
-    return " ".join(str(value).split())
+    text = " ".join(str(value).split())
+    cited = cited_suffix(reply, text)
+    return f"{text} {cited}" if text and cited else text
+
+
+def cited_suffix(reply: str, answer: str) -> str:
+    """The markers, `[1][3]`, of the numbers in the reply's `passages` field that the answer
+    does not carry inline already ("" for none; a field cut off keeps the numbers it had)."""
+    m = _PASSAGES_FIELD.search(reply)
+    if m is None:
+        return ""
+    inline = {int(n) for g in _MARKER.findall(answer) for n in re.findall(r"\d+", g)}
+    nums = [int(n) for n in re.findall(r"\d+", m.group(1))]
+    return "".join(f"[{n}]" for n in dict.fromkeys(nums) if n not in inline)
+
+
+def strip_markers(answer: str) -> str:
+    """The answer without its citation markers (what EM/F1 compare)."""
+    return _SPACE_BEFORE_STOP.sub(r"\1", " ".join(_MARKER.sub(" ", answer).split()))
+
+
+def cite(answer: str, passages: Sequence[RetrievedPassage]) -> tuple[list[Citation], list[str]]:
+    """The passages an answer's markers name (`[i]` is the i-th of `passages`, as the prompt
+    numbered them), in order of first use, and its sentences that name none: a claim without a
+    marker, or whose markers all point past the passages, is uncited."""
+    citations: dict[int, Citation] = {}
+    uncited: list[str] = []
+    for sentence in _SENTENCE_END.split(answer.strip()):
+        found = [
+            int(n) for m in _MARKER.finditer(sentence) for n in re.split(r"\s*[,;]\s*", m.group(1))
+        ]
+        valid = [n for n in found if 1 <= n <= len(passages)]
+        for n in valid:
+            if n not in citations:
+                p = passages[n - 1]
+                citations[n] = Citation(n, p.id, p.doc_id, p.provenance)
+        claim = strip_markers(sentence)
+        if not valid and claim.strip(" .!?"):
+            uncited.append(claim)
+    return list(citations.values()), uncited
 
 
 def read(
@@ -75,7 +139,7 @@ def read(
         stage=Stage.ANSWER,
         run_id=run_id,
         max_tokens=READER_MAX_TOKENS,
-        format=READER_FORMAT,
+        format=reader_format(len(passages)),
     )
     return parse_answer(comp.text), comp
 
@@ -128,13 +192,17 @@ class AnswerStream:
 def read_stream(
     llm: OllamaLLM, query: str, passages: Sequence[RetrievedPassage], run_id: str = "query"
 ) -> Generator[str, None, tuple[str, Completion]]:
-    """`read`, streamed: yields the answer value's characters as the model writes them and
-    returns what `read` returns. The answer is `parse_answer` of the whole reply, so it is the
+    """`read`, streamed: yields the answer value's characters as the model writes them (then
+    its citation markers) and returns what `read` returns. The answer is `parse_answer` of the whole reply, so it is the
     streamed characters with their whitespace collapsed (or, from a server that ignores
     `format`, the reply itself, of which nothing was streamed)."""
     parser = AnswerStream()
     comp = yield from _pieces(llm, query, passages, run_id, parser)
-    return parse_answer(comp.text), comp
+    answer = parse_answer(comp.text)
+    cited = cited_suffix(comp.text, answer)
+    if cited and answer.endswith(cited):
+        yield " " + cited  # the markers follow the answer's characters
+    return answer, comp
 
 
 def _pieces(
@@ -149,7 +217,7 @@ def _pieces(
         stage=Stage.ANSWER,
         run_id=run_id,
         max_tokens=READER_MAX_TOKENS,
-        format=READER_FORMAT,
+        format=reader_format(len(passages)),
     )
     while True:
         try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
+from terag_neo4j.provenance import PROVENANCE_FIELDS, Provenance
 from terag_neo4j.restart import MatchedConcept
 
 Mode = Literal["pagerank", "dense", "hybrid"]
@@ -27,6 +28,11 @@ class RetrievedPassage:
     title: str
     text: str
     score: float
+    provenance: Provenance = field(default_factory=Provenance)
+
+    def citation(self) -> str:
+        """Its provenance as one line (`Provenance.citation`), the document id without a source."""
+        return self.provenance.citation(self.doc_id)
 
 
 @dataclass
@@ -59,19 +65,37 @@ class RetrievalResult:
         return SCORE_KINDS[self.mode]
 
 
+@dataclass(frozen=True)
+class Citation:
+    """A marker of an answer (`[2]`) and what it names: the retrieved passage it numbers
+    (1-based, in the order the reader was given them) with that passage's provenance."""
+
+    marker: int
+    passage_id: str
+    doc_id: str
+    provenance: Provenance
+
+
 @dataclass
 class AnswerResult:
     answer: str
     retrieval: RetrievalResult
     input_tokens: int
     output_tokens: int
+    # The passages the answer's markers name, in order of first use, and its sentences that
+    # carry no marker (a claim the reader did not attribute)
+    citations: list[Citation] = field(default_factory=list)
+    uncited: list[str] = field(default_factory=list)
 
 
 __all__ = [
+    "PROVENANCE_FIELDS",
     "SCORE_KINDS",
     "AnswerResult",
+    "Citation",
     "MatchedConcept",
     "Mode",
+    "Provenance",
     "RetrievalResult",
     "RetrievedPassage",
     "ScoreKind",

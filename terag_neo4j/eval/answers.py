@@ -24,7 +24,7 @@ from terag_neo4j.documents import Document, content_hash
 from terag_neo4j.eval.datasets import Question
 from terag_neo4j.eval.metrics import best_over_aliases, mean
 from terag_neo4j.llm import LLMError, Message, OllamaLLM, Stage
-from terag_neo4j.reader import READER_MAX_TOKENS, reader_messages
+from terag_neo4j.reader import READER_MAX_TOKENS, reader_messages, strip_markers
 from terag_neo4j.results import RetrievedPassage
 from terag_neo4j.sqlite_cache import open_cache
 
@@ -133,7 +133,10 @@ class CachedReader:
             messages, stage=Stage.ANSWER, run_id=run_id, max_tokens=READER_MAX_TOKENS
         )
         ans = ReaderAnswer(
-            comp.text.strip(), comp.input_tokens, comp.output_tokens, time.perf_counter() - t
+            strip_markers(comp.text.strip()),
+            comp.input_tokens,
+            comp.output_tokens,
+            time.perf_counter() - t,
         )
         self.cache.put(key, self.llm.model, ans)
         return ans

@@ -4,7 +4,8 @@
 retries, the namespace lock): :mod:`~terag_neo4j.store.passages` (passage writes),
 :mod:`~terag_neo4j.store.budget_state`, :mod:`~terag_neo4j.store.synonyms`,
 :mod:`~terag_neo4j.store.cooccurrence` (the lazy pair builder) and
-:mod:`~terag_neo4j.store.namespaces` (administration). Reaching Neo4j and its errors are in
+:mod:`~terag_neo4j.store.namespaces` (administration), :mod:`~terag_neo4j.store.documents`
+(documents kept in step with their files). Reaching Neo4j and its errors are in
 :mod:`~terag_neo4j.store.connection`, the Cypher text in :mod:`~terag_neo4j.store.cypher`
 (from `cypher/*.cypher`), CO_OCCURRENCE arithmetic in :mod:`~terag_neo4j.store.pairs`.
 """
@@ -27,6 +28,7 @@ from terag_neo4j.store.connection import (
 from terag_neo4j.store.cooccurrence import CooccurrenceBuilder
 from terag_neo4j.store.core import NamespaceDropped
 from terag_neo4j.store.cypher import cypher_statements, load_cypher
+from terag_neo4j.store.documents import DocumentSync
 from terag_neo4j.store.embedding_model import (
     EmbeddingModelMismatch,
     EmbeddingModelPin,
@@ -38,7 +40,9 @@ from terag_neo4j.store.passages import PassageWrites, WriteStats
 from terag_neo4j.store.synonyms import Synonyms
 
 
-class GraphStore(PassageWrites, BudgetState, Synonyms, CooccurrenceBuilder, EmbeddingModelPin):
+class GraphStore(
+    PassageWrites, BudgetState, Synonyms, CooccurrenceBuilder, EmbeddingModelPin, DocumentSync
+):
     """One Neo4j database: every query of the project goes through an instance of this."""
 
 

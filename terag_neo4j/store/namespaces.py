@@ -38,6 +38,7 @@ class NamespaceInfo:
     output_tokens: int = 0
     # The namespace's GDS projections in memory: name, MB, nodes, relationships
     projections: list[dict[str, Any]] = field(default_factory=list)
+    documents: int = 0  # distinct document ids of its passages
 
 
 class NamespaceAdmin(SearchIndexes):
@@ -110,6 +111,7 @@ class NamespaceAdmin(SearchIndexes):
             name=r["name"],
             version=r["version"] or 0,
             passages=r["passages"],
+            documents=r["documents"],
             concepts=r["concepts"],
             extractor=r["extractor"],
             model=r["model"],

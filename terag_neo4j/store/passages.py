@@ -15,6 +15,7 @@ from terag_neo4j.documents import Passage
 from terag_neo4j.extraction import Concept, Extraction
 from terag_neo4j.store.core import bump_version_tx, chunks
 from terag_neo4j.store.cypher import load_cypher
+from terag_neo4j.store.documents import provenance_row
 from terag_neo4j.store.ids import concept_uid, passage_label, passage_uid
 from terag_neo4j.store.namespaces import NamespaceAdmin
 from terag_neo4j.store.pairs import (
@@ -66,13 +67,6 @@ def delete_passages_tx(tx: ManagedTransaction, uids: Sequence[str], state: str) 
 
 class PassageWrites(NamespaceAdmin):
     """Passage writes (on `NamespaceAdmin`: deleting a document first requires its namespace)."""
-
-    def existing_hashes(self, namespace: str, passage_ids: Sequence[str]) -> dict[str, str]:
-        out: dict[str, str] = {}
-        for chunk in chunks(list(passage_ids), 5000):
-            uids = [passage_uid(namespace, pid) for pid in chunk]
-            out.update({r["id"]: r["hash"] for r in self.read("existing_passages", uids=uids)})
-        return out
 
     def write_passages(
         self,
@@ -240,6 +234,7 @@ class PassageWrites(NamespaceAdmin):
                 "text": p.text,
                 "hash": p.hash,
                 "concept_count": len(by_id[p.id].concepts),
+                "provenance": provenance_row(p),
                 "embedding": list(map(float, vec_by_id[p.id])),
                 **search_fields(p.title, p.text),
             }
@@ -326,17 +321,6 @@ class PassageWrites(NamespaceAdmin):
                 load_cypher(name), namespace=namespace, seconds=int(seconds), run_id=run_id
             ).consume()
         )
-
-    def stale_passages(
-        self, namespace: str, doc_ids: Sequence[str], keep: Sequence[str]
-    ) -> list[str]:
-        """Ids of passages these documents have in the graph but not in `keep` (their new ones)."""
-        wanted = set(keep)
-        stale: list[str] = []
-        for chunk in chunks(sorted(set(doc_ids)), 5000):
-            rows = self.read("document_passage_ids", namespace=namespace, doc_ids=list(chunk))
-            stale += [r["id"] for r in rows if r["id"] not in wanted]
-        return sorted(stale)
 
     def delete_passages(
         self, namespace: str, passage_ids: Sequence[str], meta: dict[str, Any] | None = None

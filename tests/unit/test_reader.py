@@ -10,7 +10,7 @@ import json
 import pytest
 
 from terag_neo4j.cli import _to_jsonable
-from terag_neo4j.reader import READER_FORMAT, parse_answer
+from terag_neo4j.reader import READER_FORMAT, parse_answer, reader_format
 from terag_neo4j.results import AnswerResult, RetrievalResult, RetrievedPassage
 
 
@@ -32,10 +32,13 @@ def test_parse_answer(reply: str, answer: str) -> None:
     assert parse_answer(reply) == answer
 
 
-def test_reader_format_is_a_one_field_json_schema() -> None:
-    assert READER_FORMAT["required"] == ["answer"]
-    assert READER_FORMAT["properties"] == {"answer": {"type": "string"}}
-    json.dumps(READER_FORMAT)  # sent to Ollama as JSON
+def test_reader_format_asks_for_the_answer_and_its_passage_numbers() -> None:
+    assert READER_FORMAT["required"] == ["answer", "passages"]
+    assert READER_FORMAT["properties"]["answer"] == {"type": "string"}
+    three = reader_format(3)
+    assert three["properties"]["passages"]["items"]["enum"] == [1, 2, 3]
+    assert READER_FORMAT["properties"]["passages"]["items"] == {"type": "integer"}  # not changed
+    json.dumps(three)  # sent to Ollama as JSON
 
 
 def _result(mode: str, fallback: str | None = None) -> RetrievalResult:
@@ -69,6 +72,14 @@ def test_cli_json_carries_score_kind_and_fallback_reason_also_nested() -> None:
         "title": "A",
         "text": "text",
         "score": 0.5,
+        "provenance": {
+            "source": None,
+            "heading_path": [],
+            "page_start": None,
+            "page_end": None,
+            "char_start": None,
+            "char_end": None,
+        },
     }
     nested = _to_jsonable(AnswerResult("x", _result("hybrid"), 1, 2))
     assert nested["retrieval"]["score_kind"] == "rrf" and nested["answer"] == "x"
