@@ -160,10 +160,14 @@ class AsyncTeragClient:
         namespace: str | None = None,
         progress: bool = False,
         errors: list[str] | None = None,
+        include: Sequence[str] = (),
+        exclude: Sequence[str] = (),
     ) -> IngestReport:
         """Index files/folders, `Document`s or LangChain documents (see `TeragClient.index`); no
         progress bar by default."""
-        return await self._run(self._sync.index, source, namespace, progress, errors)
+        return await self._run(
+            self._sync.index, source, namespace, progress, errors, include, exclude
+        )
 
     async def retrieve(
         self,

@@ -193,10 +193,15 @@ class TeragClient:
         namespace: str | None = None,
         progress: bool = True,
         errors: list[str] | None = None,
+        include: Sequence[str] = (),
+        exclude: Sequence[str] = (),
     ) -> IngestReport:
         """Index files/folders (paths), `Document` objects or LangChain `Document`s (see
         `terag_neo4j.integrations.langchain.from_langchain` for their ids); idempotent and
-        incremental: a document id indexed again replaces that document."""
+        incremental: a document id indexed again replaces that document. Files are read by
+        their content (PDF, .docx, HTML, Markdown, text, JSON Lines); in folders, `include` /
+        `exclude` globs select files (see `terag_neo4j.readers.walk`). With `errors`, a file
+        that cannot be read is reported there and skipped; without it, it raises."""
         from langchain_core.documents import Document as LCDocument
 
         if isinstance(source, str | Path | Document | LCDocument):
@@ -209,7 +214,8 @@ class TeragClient:
                     "records as Document(id=..., text=..., title=...)"
                 )
         paths = [Path(x) for x in items if isinstance(x, str | Path)]
-        docs: list[Document] = list(load_documents(paths, errors)) if paths else []
+        loaded = load_documents(paths, errors, include, exclude) if paths else ()
+        docs: list[Document] = list(loaded)
         docs += [x for x in items if isinstance(x, Document)]
         lc_docs = [x for x in items if isinstance(x, LCDocument)]
         if lc_docs:

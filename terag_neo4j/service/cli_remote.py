@@ -255,7 +255,8 @@ def _index(args: argparse.Namespace, service: Service) -> int:
         )
     t0 = time.perf_counter()
     errors: list[str] = []
-    docs = list(load_documents(args.paths, errors))
+    globs = (getattr(args, "include", ()), getattr(args, "exclude", ()))
+    docs = list(load_documents(args.paths, errors, *globs))
     ns = _namespace(args)
     keys = ("passages_total", "passages_new", "passages_unchanged", "passages_replaced")
     total: dict[str, Any] = {k: 0 for k in (*keys, "input_tokens", "output_tokens")}

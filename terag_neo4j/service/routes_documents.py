@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from terag_neo4j.service.jobs import JobRegistry
 
 router = APIRouter(prefix="/v1")
-UPLOAD_SUFFIXES = {".txt", ".md", ".markdown", ".jsonl", ".ndjson"}
 JOB_ERRORS = {**ERRORS, 413: ERRORS[422], 415: ERRORS[422]}
 
 
@@ -97,28 +96,39 @@ def _upload_text(name: str, data: bytes) -> None:
 async def upload(
     request: Request,
     namespace: WriteNamespace,
-    files: Annotated[list[UploadFile], File(description=".txt, .md or .jsonl files")],
+    files: Annotated[
+        list[UploadFile], File(description=".pdf, .docx, .html, .md, .txt or .jsonl files")
+    ],
 ) -> Job:
-    """Index uploaded files (as `terag index` reads them: a text file is one document with the
-    file name as its id, a .jsonl file one document per line)."""
-    from terag_neo4j.documents import load_documents
+    """Index uploaded files (as `terag index` reads them, by their content: a PDF, .docx, HTML
+    page or text file is one document with the file name as its id, a .jsonl file one document
+    per line)."""
+    from terag_neo4j.documents import InputError
+    from terag_neo4j.readers import SUPPORTED_SUFFIXES, read_file, readable_kind
+    from terag_neo4j.readers.detect import JSONL_SUFFIXES
 
     docs: list[Document] = []
     with tempfile.TemporaryDirectory(prefix="terag-upload-") as tmp:
         for f in files:
             name = Path(f.filename or "").name
             suffix = Path(name).suffix.lower()
-            if not name or suffix not in UPLOAD_SUFFIXES:
+            if not name or suffix not in SUPPORTED_SUFFIXES:
+                supported = ", ".join(sorted(SUPPORTED_SUFFIXES))
                 raise ServiceError(
-                    415, f"{name or 'a file'}: unsupported file type (use .txt, .md or .jsonl)"
+                    415, f"{name or 'a file'}: unsupported file type (use {supported})"
                 )
             data = await f.read()
-            _upload_text(name, data)
             path = Path(tmp) / name
             path.write_bytes(data)
-            for d in load_documents([path]):
-                # A text file's id is its name here (not the temporary folder's path)
-                docs.append(d if suffix in {".jsonl", ".ndjson"} else _renamed(d, name))
+            try:
+                if readable_kind(path) == "text":
+                    _upload_text(name, data)
+                read = read_file(path, name, name)
+            except InputError as e:
+                # The message names the temporary copy: name the upload instead.
+                raise ServiceError(415, str(e).replace(str(path), name)) from None
+            # A file's id is its name here (not the temporary folder's path)
+            docs += read if suffix in JSONL_SUFFIXES else [_renamed(d, name) for d in read]
     if not docs:
         raise ServiceError(422, "no documents in the uploaded files")
     return _submit(request, namespace, docs)
