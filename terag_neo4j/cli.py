@@ -402,6 +402,10 @@ OPTIONAL_COMMANDS: dict[str, tuple[str, str]] = {
         "terag_neo4j.eval.cli",
         "HTTP service throughput, latency, errors and memory under concurrent clients",
     ),
+    "bench-documents": (
+        "terag_neo4j.eval.cli",
+        "Reading a generated long PDF: seconds and peak memory (tracemalloc and RSS)",
+    ),
     "serve": (
         "terag_neo4j.service.cli",
         "run the HTTP API and MCP (/mcp) service over every namespace",

@@ -116,6 +116,7 @@ def register_cli(subparsers: Any) -> None:
     )
     s.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     s.set_defaults(func=cmd_bench)
+    from terag_neo4j.eval.documents_bench import register_cli as register_documents
     from terag_neo4j.eval.extraction_bench import register_cli as register_extraction
     from terag_neo4j.eval.ingest import register_cli as register_ingest
     from terag_neo4j.eval.isolation import register_cli as register_isolation
@@ -131,6 +132,7 @@ def register_cli(subparsers: Any) -> None:
     register_scale(subparsers)
     register_serve_load(subparsers)
     register_isolation(subparsers)
+    register_documents(subparsers)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
