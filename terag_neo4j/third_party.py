@@ -5,10 +5,12 @@ about) is collected, counted in one line and kept in full at DEBUG level."""
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import logging
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 # Libraries that log through their own loggers, several with a handler of their own and
 # propagation off (transformers), so a handler on the root logger would not see them.
@@ -56,6 +58,17 @@ class _Collector(logging.Handler):
             self.into.add(f"{record.name}: {record.getMessage()}")
 
 
+def _transformers_logging() -> Any:
+    """transformers' logging module, set up: transformers adds its own stderr handler when its
+    first logger is asked for, which would otherwise happen inside the block, after the swap."""
+    if importlib.util.find_spec("transformers") is None:
+        return None
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.get_logger()
+    return hf_logging
+
+
 @contextlib.contextmanager
 def captured() -> Iterator[Captured]:
     """Collect Python warnings and third-party WARNING+ log records raised inside the block
@@ -63,6 +76,10 @@ def captured() -> Iterator[Captured]:
     block (the embedder's export lock does)."""
     into = Captured()
     handler = _Collector(into)
+    bars = _transformers_logging()
+    bars_were_on = bars is not None and bars.is_progress_bar_enabled()
+    if bars is not None:
+        bars.disable_progress_bar()  # "Loading weights": instant, one more line on the terminal
     saved = []
     for name in THIRD_PARTY_LOGGERS:
         logger = logging.getLogger(name)
@@ -78,6 +95,8 @@ def captured() -> Iterator[Captured]:
                 for w in seen:
                     into.add(f"{w.category.__name__}: {w.message} ({w.filename}:{w.lineno})")
     finally:
+        if bars_were_on:
+            bars.enable_progress_bar()
         for logger, handlers, propagate in saved:
             logger.handlers = handlers
             logger.propagate = propagate
