@@ -1,4 +1,6 @@
-"""Print the README's configuration table from .env.example (the one list of settings).
+"""Print the docs' configuration tables from .env.example (the one list of settings).
+
+The docs build inserts them itself (scripts/docs_hooks.py); this prints them for a look.
 
 python scripts/env_table.py > /tmp/table.md
 """
@@ -13,7 +15,7 @@ ADVANCED = "# === advanced settings"
 
 
 def rows(section: str = "user") -> list[tuple[str, str, str]]:
-    """The variables of .env.example's user section (the README's table) or its advanced one."""
+    """The variables of .env.example's user section (what a user sets) or its advanced one."""
     text = (ROOT / ".env.example").read_text(encoding="utf-8")
     user, _, advanced = text.partition(ADVANCED)
     out: list[tuple[str, str, str]] = []

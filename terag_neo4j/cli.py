@@ -14,7 +14,7 @@ from typing import Any
 
 from terag_neo4j.errors import TeragError
 
-# Exit codes (README "CLI"): 1 unexpected error, 2 usage (arguments, settings, unsupported file
+# Exit codes (docs/cli.md): 1 unexpected error, 2 usage (arguments, settings, unsupported file
 # type), 3 Neo4j/Ollama unavailable, 4 not found (namespace, document, path, folder without
 # supported files), 5 some input files could not be read (named; the others were indexed),
 # 6 Neo4j refused the credentials, 7 Neo4j answered with an error (no GDS plugin or database,

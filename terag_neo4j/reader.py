@@ -8,7 +8,7 @@ demo question (the sample corpus's top 5 passages): unconstrained, "The answer i
 Porsche. He was the designer of the Volkswagen Beetle."; constrained, "Ferdinand Porsche". Asked
 with 6 variations of the system prompt and 10 shuffles of the passages, the earlier prompt ("the
 answer only: a few words") named Ferdinand Porsche 3/6 and 4/10 times, this one 6/6 (once in a
-sentence) and 8/10 (the other two: "Porsche"). README "Models" has the measurements.
+sentence) and 8/10 (the other two: "Porsche"). docs/benchmarks.md (the reader) has the measurements.
 """
 
 from __future__ import annotations

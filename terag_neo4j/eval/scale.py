@@ -3,7 +3,7 @@
 One namespace per profile grows through the sizes (10k, then 90k more for 100k, ...) from the
 synthetic corpus of `terag_neo4j.eval.synthetic`, indexed with the `recorded` backend (replayed
 extractions: no model in the loop) and hash vectors instead of MiniLM (the model's cost is
-measured on a real corpus, see the README). After each size it measures the store and the
+measured on a real corpus, see docs/benchmarks.md). After each size it measures the store and the
 queries, writes the state file, and plots. Rerunning the same command resumes: finished sizes
 are kept, and a size cut short continues from the last chunk written (ingest is idempotent).
 """
