@@ -330,7 +330,7 @@ def test_browser_renders_the_kit_graph(
     assert all(_caption_matches(c, titles) for c in passages), (passages, titles)
     assert all(_caption_matches(c, names) for c in concepts), (concepts, names)
 
-    # Why was the Wolfsburg passage retrieved for a Beetle question? (the README picture)
+    # Why was the Wolfsburg passage retrieved for a Beetle question? (the picture in docs/operations.md)
     frame = session.run_kit("why_retrieved", namespace=f"'{ns}'")
     nodes = session.graph_nodes(frame, at_least=3)
     assert any(f == PASSAGE_FILL for f, _ in nodes) and any(f != PASSAGE_FILL for f, _ in nodes)

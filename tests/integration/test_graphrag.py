@@ -1,6 +1,6 @@
 """TeragGraphRAGRetriever against the real Neo4j (sample corpus, spaCy query NER) and, through
 neo4j-graphrag's own `OllamaLLM`, the real Ollama: what neo4j-graphrag's `GraphRAG` pipeline and
-tools see of it. The README's example runs in test_readme_examples.py."""
+tools see of it. The docs' example runs in test_docs_examples.py."""
 
 from __future__ import annotations
 

@@ -118,7 +118,8 @@ def test_lcel_chain_feeds_the_passages_into_the_prompt(sample_client: TeragClien
 def test_lcel_chain_answers_with_the_reader_llm(
     sample_client: TeragClient, ollama_settings: Settings
 ) -> None:
-    """The README chain end to end, the project's Ollama model standing in for ChatOllama."""
+    """The LCEL chain of docs/integrations.md end to end, the project's Ollama model standing in
+    for ChatOllama."""
     from terag_neo4j.llm import OllamaLLM, Stage, TokenLedger
 
     llm = OllamaLLM(ollama_settings, TokenLedger())

@@ -1,7 +1,8 @@
-"""The README's LangChain, neo4j-graphrag and async examples, run as written against the real
-Neo4j and Ollama.
+"""The docs' LangChain, neo4j-graphrag and async examples (docs/integrations.md, docs/python.md),
+run as written against the real Neo4j and Ollama, with what they print checked (the page-by-page
+run of every block is tests/integration/test_docs_snippets.py).
 
-Each section's ```python blocks are taken from README.md and executed in order in one namespace
+Each section's ```python blocks are taken from its page and executed in order in one namespace
 of names (a later block uses what an earlier one made), from the repository root (they index
 `terag_neo4j/data/sample`). Only their namespace is renamed, `namespace="sample"` to the test's
 own, so that a test run never writes to, or drops, a user's `sample`. Settings reach them as they
@@ -23,13 +24,13 @@ from tests.fixtures.neo4j import Neo4jConn
 pytestmark = [pytest.mark.integration, pytest.mark.ollama]
 
 ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
+DOCS = ROOT / "docs"
 SAMPLE_NS = 'namespace="sample"'
 
 
-def section_code(heading: str) -> list[str]:
-    """The ```python blocks of the README section under `## heading`, in order."""
-    text = README.read_text(encoding="utf-8")
+def section_code(page: str, heading: str) -> list[str]:
+    """The ```python blocks of the page's section under `## heading`, in order."""
+    text = (DOCS / page).read_text(encoding="utf-8")
     start = text.index(f"\n## {heading}\n")
     end = text.find("\n## ", start + 1)
     body = text[start : end if end != -1 else len(text)]
@@ -52,12 +53,12 @@ def readme_env(
     monkeypatch.setenv("TERAG_HOME", str(base_settings.home))
 
 
-def run_section(heading: str, namespace: str, blocks: int) -> str:
+def run_section(page: str, heading: str, namespace: str, blocks: int) -> str:
     """Run the section's code as written (namespace renamed); what it printed."""
-    code = section_code(heading)
-    assert len(code) == blocks, f"README section {heading!r} has {len(code)} python blocks"
+    code = section_code(page, heading)
+    assert len(code) == blocks, f"{page} section {heading!r} has {len(code)} python blocks"
     assert any(SAMPLE_NS in c for c in code)
-    scope: dict[str, object] = {"__name__": "__readme__"}
+    scope: dict[str, object] = {"__name__": "__docs__"}
     out = io.StringIO()
     try:
         with contextlib.redirect_stdout(out):
@@ -67,7 +68,7 @@ def run_section(heading: str, namespace: str, blocks: int) -> str:
                     scope,
                 )
     finally:
-        for name in ("retriever", "terag"):  # close what the example left open
+        for name in ("retriever", "terag", "driver"):  # close what the example left open
             obj = scope.get(name)
             close = getattr(obj, "close", None)
             if callable(close):
@@ -75,8 +76,8 @@ def run_section(heading: str, namespace: str, blocks: int) -> str:
     return out.getvalue()
 
 
-def test_readme_langchain_examples(readme_env: None, namespace: str) -> None:
-    out = run_section("LangChain", namespace, blocks=3).splitlines()
+def test_langchain_examples(readme_env: None, namespace: str) -> None:
+    out = run_section("integrations.md", "LangChain", namespace, blocks=3).splitlines()
     # first block: four passages with their score kind, then the matched concepts
     ranked = [line for line in out if " pagerank_mass  " in line]
     assert len(ranked) == 4
@@ -88,8 +89,8 @@ def test_readme_langchain_examples(readme_env: None, namespace: str) -> None:
     assert len(out) == 9 and out[8].strip()
 
 
-def test_readme_graphrag_example(readme_env: None, namespace: str) -> None:
-    out = run_section("neo4j-graphrag", namespace, blocks=1).splitlines()
+def test_graphrag_example(readme_env: None, namespace: str) -> None:
+    out = run_section("integrations.md", "neo4j-graphrag", namespace, blocks=2).splitlines()
     ranked = out[:3]
     assert all(" pagerank_mass  " in line for line in ranked), out
     assert ranked[0].endswith("Volkswagen Beetle")
@@ -98,8 +99,8 @@ def test_readme_graphrag_example(readme_env: None, namespace: str) -> None:
     assert "Porsche" in answer  # the pipeline's LLM read the retrieved passages
 
 
-def test_readme_async_example(readme_env: None, namespace: str) -> None:
-    out = run_section("Async API", namespace, blocks=1).splitlines()
+def test_async_example(readme_env: None, namespace: str) -> None:
+    out = run_section("python.md", "Async", namespace, blocks=1).splitlines()
     assert len(out) == 3
     assert out[0].startswith("Who founded Porsche? [") and "Porsche" in out[0]
     assert out[1].startswith("Which state is Wolfsburg in? [") and "Wolfsburg" in out[1]
