@@ -11,7 +11,7 @@ import pytest
 from terag_neo4j import cli
 from terag_neo4j.documents import InputNotFound, iter_sources, load_documents
 from terag_neo4j.readers.walk import matches
-from tests.fixtures.document_files import article_html, write_docx, write_pdf
+from tests.fixtures.document_files import broken_and_good_folder, write_pdf
 
 
 def rel(root: Path, paths: list[Path]) -> list[str]:
@@ -89,33 +89,6 @@ def test_symlink_loops_neither_hang_nor_lose_files(
     docs = list(load_documents([tmp_path], errors))
     assert len(docs) == 6
     assert len(errors) == 1 and "self.md: cannot read it" in errors[0]
-
-
-def broken_and_good_folder(root: Path, good: int = 45) -> list[str]:
-    """`good` readable files of every format and five broken ones; the broken files' names."""
-    root.mkdir(parents=True, exist_ok=True)
-    for i in range(good):
-        kind = i % 5
-        text = f"Document {i} is about the river number {i}. It flows east."
-        sub = root / f"part{i % 3}"
-        sub.mkdir(exist_ok=True)
-        if kind == 0:
-            write_pdf(sub / f"doc{i}.pdf", [text, f"Page two of document {i}."])
-        elif kind == 1:
-            write_docx(sub / f"doc{i}.docx", [("h1", f"Rivers {i}"), ("p", text)])
-        elif kind == 2:
-            (sub / f"doc{i}.html").write_text(article_html(f"River {i}", [("Course", text)]))
-        elif kind == 3:
-            (sub / f"doc{i}.md").write_text(f"# River {i}\n\n{text}", encoding="utf-8")
-        else:
-            (sub / f"doc{i}.txt").write_text(text, encoding="utf-8")
-    (root / "empty.txt").write_bytes(b"")
-    (root / "scan.pdf").write_bytes(write_pdf(root / "s.tmp", [""], image_only=True).read_bytes())
-    (root / "s.tmp").unlink()
-    (root / "cut.pdf").write_bytes(b"%PDF-1.7\n1 0 obj << /Type /Catalog")
-    (root / "latin.md").write_bytes("Grüße aus Köln".encode("latin-1"))
-    (root / "fake.docx").write_bytes(bytes(range(256)) * 4)  # not what its name says
-    return ["cut.pdf", "empty.txt", "fake.docx", "latin.md", "scan.pdf"]
 
 
 def test_one_line_per_bad_file_and_every_good_file_read(tmp_path: Path) -> None:
