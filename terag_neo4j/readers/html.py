@@ -17,6 +17,13 @@ _SKIP = {"head", "title", "script", "style", "noscript", "nav", "header", "foote
 _BLOCK = {"p", "div", "li", "tr", "br", "section", "article", "main", "table", "ul", "ol",
           "pre", "blockquote", "dd", "dt", "figcaption"}  # fmt: skip
 _HEADING = re.compile(r"h([1-6])")
+# Dropped before extraction: trafilatura keeps a page's banner when the article is short.
+_BOILERPLATE = (
+    "//nav",
+    "//aside",
+    "//header[not(ancestor::article or ancestor::main)]",
+    "//footer[not(ancestor::article or ancestor::main)]",
+)
 _HEADING_TAG = re.compile(r"<h[1-6][\s>]", re.I)
 _MD_HEADING = re.compile(r"^#{1,6} ", re.M)
 _TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.I | re.S)
@@ -36,6 +43,7 @@ def read_html(path: Path, doc_id: str, source: str) -> Document:
             include_images=False,
             include_links=False,
             deduplicate=False,
+            prune_xpath=list(_BOILERPLATE),
         )
     except Exception as e:  # a page trafilatura cannot parse is read by the plain extractor
         log.debug("%s: trafilatura failed (%s); using the plain extractor", path, one_line(e))
