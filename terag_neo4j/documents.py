@@ -111,8 +111,11 @@ def default_tokenizer(model: str | None = None) -> object:
     MiniLM's WordPiece): passages are sized in the tokens that matter."""
     from transformers import AutoTokenizer
 
-    from terag_neo4j.embeddings import DEFAULT_MODEL, embedding_model_path
+    from terag_neo4j import onnx_models
+    from terag_neo4j.embeddings import DEFAULT_MODEL, _default_home, embedding_model_path
 
+    if model and onnx_models.is_packaged(model):
+        return onnx_models.sizing_tokenizer(model, _default_home())
     path = str(embedding_model_path(model or DEFAULT_MODEL))
     return AutoTokenizer.from_pretrained(path, local_files_only=Path(path).is_dir())
 

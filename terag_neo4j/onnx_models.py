@@ -127,6 +127,15 @@ def model_dir(name: str, home: Path) -> Path:
     return out_dir
 
 
+def sizing_tokenizer(name: str, home: Path) -> Any:
+    """The packaged model's own tokenizer as a transformers fast tokenizer, for sizing passages."""
+    from transformers import PreTrainedTokenizerFast
+
+    return PreTrainedTokenizerFast(
+        tokenizer_file=str(model_dir(name, home) / PACKAGED[name].tokenizer)
+    )
+
+
 class OnnxOpenVinoModel:
     """A packaged ONNX encoder compiled by OpenVINO; same batching as the converted default."""
 
