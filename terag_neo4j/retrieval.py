@@ -20,18 +20,24 @@ import numpy.typing as npt
 from neo4j.exceptions import ClientError
 
 from terag_neo4j import gds, walk
+from terag_neo4j.concept_match import SemanticMatch, link_names, match_entities
 from terag_neo4j.concept_vectors import ensure_concept_vectors
 from terag_neo4j.config import Settings
 from terag_neo4j.embeddings import CachedEmbedder, Embedder, model_id
 from terag_neo4j.errors import TeragError
 from terag_neo4j.extraction import Concept, Extractor, normalize_name
 from terag_neo4j.flat import TIE_SPARE, FlatRanking, flat_ranking, rrf_fuse
-from terag_neo4j.linking import question_spans, select_links, span_keys
 from terag_neo4j.llm import OllamaLLM
 from terag_neo4j.presets import RetrievalConfig
 from terag_neo4j.reader import READER_MAX_TOKENS as READER_MAX_TOKENS  # re-exported
 from terag_neo4j.reader import cite, read
-from terag_neo4j.restart import MatchedConcept, paper_weights, passage_seeds, verified_weights
+from terag_neo4j.restart import (
+    MatchedConcept,
+    dense_seed_weights,
+    paper_weights,
+    passage_seeds,
+    verified_weights,
+)
 from terag_neo4j.results import AnswerResult, Mode, Provenance, RetrievalResult, RetrievedPassage
 from terag_neo4j.store import GraphStore, check_embedding_model, check_namespace
 from terag_neo4j.store.ids import vector_index
@@ -132,79 +138,23 @@ class Retriever:
         return list(concepts), tin, tout
 
     def link(self, namespace: str, query: str) -> tuple[list[str], list[MatchedConcept]]:
-        """Concepts the question names, found by looking its n-grams up (zero tokens, no NER):
-        by name, or by inflection-insensitive stem where no name matches."""
-        spans = question_spans(query)
-        norms, stems = span_keys(spans)
-        rows = (
-            self.store.read(
-                "match_names",
-                namespace=namespace,
-                norms=norms,
-                stems=stems,
-                skip_types=self.walk().skip_types,
-            )
-            if norms
-            else []
-        )
-        by_norm: dict[str, list[dict[str, Any]]] = {}
-        by_stem: dict[str, list[dict[str, Any]]] = {}
-        for r in rows:
-            (by_norm if r["by"] == "norm" else by_stem).setdefault(r["key"], []).append(r)
-        links = select_links(spans, set(by_norm), set(by_stem))
-        names: list[str] = []
-        matches: list[MatchedConcept] = []
-        for s in links:
-            hits = by_norm.get(s.norm) or by_stem.get(s.stem, [])
-            names.append(hits[0]["name"])
-            matches += [
-                MatchedConcept(
-                    s.norm,
-                    r["uid"],
-                    r["ckey"],
-                    r["name"],
-                    r["type"],
-                    "exact",
-                    1.0,
-                    int(r["frequency"] or 0),
-                    node=int(r["node"]),
-                )
-                for r in hits
-            ]
-        return names, matches
+        """Concepts the question names, by n-gram lookup (`linking.link_names`)."""
+        return link_names(self.store, namespace, query, self.walk().skip_types)
 
     def match(
         self, namespace: str, query: str, entities: Sequence[Concept]
     ) -> list[MatchedConcept]:
-        """The paper's matching: each entity's exact name, else its nearest concepts."""
-        norms = sorted({c.norm for c in entities if c.norm})
-        by_norm: dict[str, list[dict[str, Any]]] = {}
-        if norms:
-            for r in self.store.read(
-                "match_exact", namespace=namespace, norms=norms, skip_types=self.walk().skip_types
-            ):
-                by_norm.setdefault(r["norm"], []).append(r)
-        matches: list[MatchedConcept] = []
-        unmatched: list[Concept] = []
-        for c in entities:
-            hits = by_norm.get(c.norm)
-            if not hits:
-                unmatched.append(c)
-                continue
-            matches += [_matched(c.name, r, "exact", 1.0) for r in hits]
-        if unmatched and self.rc.semantic_top_n > 0:
-            self.ensure_concept_vectors(namespace)
-            if self.rc.similarity_mode == "query":
-                # The whole question against the concepts: one search serves every unmatched entity.
-                texts, owners = [query], [", ".join(c.name for c in unmatched)]
-            else:
-                texts = [c.name for c in unmatched]
-                owners = texts
-            vectors = self.embedder.embed(texts)
-            for owner, vec in zip(owners, vectors, strict=True):
-                for r in self._semantic(namespace, vec.tolist()):
-                    matches.append(_matched(owner, r, "semantic", float(r["similarity"])))
-        return matches
+        """The paper's matching of NER entities (`linking.match_entities`)."""
+        rc = self.rc
+        return match_entities(
+            self.store,
+            namespace,
+            query,
+            entities,
+            semantic=SemanticMatch(rc.semantic_top_n, rc.similarity_mode, self.embedder),
+            skip_types=self.walk().skip_types,
+            ensure_vectors=lambda: self.ensure_concept_vectors(namespace),
+        )
 
     def ensure_concept_vectors(self, namespace: str) -> None:
         """Concept embeddings for semantic matching: written on first use (lazy indexing), then
@@ -216,23 +166,6 @@ class Retriever:
             if self._embedded.get(namespace) != version:
                 ensure_concept_vectors(self.store, self.embedder, namespace)
                 self._embedded[namespace] = version
-
-    def _semantic(self, namespace: str, vector: list[float]) -> list[dict[str, Any]]:
-        n = self.rc.semantic_top_n
-        skip = self.walk().skip_types
-        rows = self.store.read(
-            "match_semantic",
-            namespace=namespace,
-            vector=vector,
-            candidates=n * 20,
-            top_n=n,
-            skip_types=skip,
-        )
-        if len(rows) < n:
-            rows = self.store.read(
-                "match_semantic_scan", namespace=namespace, vector=vector, top_n=n, skip_types=skip
-            )
-        return rows
 
     # ------------------------------------------------------------------ restart vector
 
@@ -256,27 +189,8 @@ class Retriever:
     def dense_seeds(self, namespace: str, vector: Sequence[float]) -> list[list[float]]:
         """Every passage (or the `seed_top` most similar) by its min-max-scaled cosine to the
         question raised to `seed_power`, together `seed_weight`."""
-        rc = self.rc
         ids, matrix = self.passage_vectors(namespace)
-        if not len(ids):
-            return []
-        q = np.asarray(vector, dtype=np.float32)
-        sims = matrix @ (q / max(float(np.linalg.norm(q)), 1e-12))
-        lo, hi = float(sims.min()), float(sims.max())
-        order = np.argsort(-sims, kind="stable")
-        chosen = order[: rc.seed_top] if rc.seed_top > 0 else order
-        scaled = (
-            ((sims[chosen] - lo) / (hi - lo)) ** rc.seed_power
-            if hi > lo
-            else np.ones(len(chosen), dtype=np.float32)
-        )
-        weights = rc.seed_weight * scaled / float(scaled.sum())
-        keep = weights > 0
-        # tolist() converts in C: a per-element int()/float() loop cost ~6 ms for 6k passages.
-        return [
-            [node, w]
-            for node, w in zip(ids[chosen][keep].tolist(), weights[keep].tolist(), strict=True)
-        ]
+        return dense_seed_weights(ids, matrix, vector, self.rc)
 
     def concept_weights(
         self, matches: Sequence[MatchedConcept], flat: FlatRanking | None
@@ -474,17 +388,3 @@ class Retriever:
         answer, comp = read(self.llm, query, res.passages, run_id=run_id)
         citations, uncited = cite(answer, res.passages)
         return AnswerResult(answer, res, comp.input_tokens, comp.output_tokens, citations, uncited)
-
-
-def _matched(entity: str, r: dict[str, Any], kind: str, similarity: float) -> MatchedConcept:
-    return MatchedConcept(
-        entity,
-        r["uid"],
-        r["key"],
-        r["name"],
-        r["type"],
-        "exact" if kind == "exact" else "semantic",
-        similarity,
-        int(r["frequency"] or 0),
-        node=int(r["node"]),
-    )
