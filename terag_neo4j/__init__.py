@@ -5,8 +5,8 @@ The public API, all importable from here:
 - clients: `TeragClient`, `AsyncTeragClient`, configured by `Settings` (retrieval knobs:
   `RetrievalConfig`);
 - input: `Document` (LangChain documents are accepted too);
-- results: `IngestReport`, `RetrievalResult`, `RetrievedPassage`, `MatchedConcept`,
-  `AnswerResult`, `NamespaceInfo`, `TokenLedger`;
+- results: `IngestReport`, `RetrievalResult`, `RetrievedPassage` (with its `Provenance`),
+  `MatchedConcept`, `AnswerResult` (with its `Citation`s), `NamespaceInfo`, `TokenLedger`;
 - LangChain: `TeragRetriever`; neo4j-graphrag (the `graphrag` extra): `TeragGraphRAGRetriever`;
 - errors: `TeragError` and its subclasses (every error the package raises is one).
 
@@ -37,6 +37,8 @@ _EXPORTS: dict[str, str] = {
     "RetrievedPassage": "terag_neo4j.results",
     "MatchedConcept": "terag_neo4j.results",
     "AnswerResult": "terag_neo4j.results",
+    "Citation": "terag_neo4j.results",
+    "Provenance": "terag_neo4j.results",
     "ScoreKind": "terag_neo4j.results",
     "NamespaceInfo": "terag_neo4j.store",
     "TokenLedger": "terag_neo4j.llm",
@@ -66,6 +68,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "AnswerResult",
     "AsyncTeragClient",
+    "Citation",
     "DependencyError",
     "Document",
     "EmbeddingError",
@@ -85,6 +88,7 @@ __all__ = [
     "Neo4jAuthError",
     "Neo4jTransientError",
     "Neo4jUnavailable",
+    "Provenance",
     "RetrievalConfig",
     "RetrievalError",
     "RetrievalResult",
@@ -114,7 +118,9 @@ if TYPE_CHECKING:
     from terag_neo4j.presets import KnobError, RetrievalConfig
     from terag_neo4j.results import (
         AnswerResult,
+        Citation,
         MatchedConcept,
+        Provenance,
         RetrievalResult,
         RetrievedPassage,
         ScoreKind,

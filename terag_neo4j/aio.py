@@ -162,11 +162,12 @@ class AsyncTeragClient:
         errors: list[str] | None = None,
         include: Sequence[str] = (),
         exclude: Sequence[str] = (),
+        prune: bool = False,
     ) -> IngestReport:
         """Index files/folders, `Document`s or LangChain documents (see `TeragClient.index`); no
         progress bar by default."""
         return await self._run(
-            self._sync.index, source, namespace, progress, errors, include, exclude
+            self._sync.index, source, namespace, progress, errors, include, exclude, prune
         )
 
     async def retrieve(

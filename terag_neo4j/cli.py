@@ -105,8 +105,26 @@ def _format_retrieval(res: Any) -> str:
     for i, p in enumerate(res.passages, 1):
         snippet = " ".join(p.text.split())[:160]
         lines.append(f"{i}. [{p.score:.4f}] {p.title} ({p.id})\n   {snippet}")
+        lines.append(f"   [{i}] {_citation(getattr(p, 'provenance', None), p.doc_id)}")
     t = ", ".join(f"{k} {v * 1000:.0f}ms" for k, v in res.timings.items())
     lines.append(f"timings: {t}; tokens: {res.input_tokens} in / {res.output_tokens} out")
+    return "\n".join(lines)
+
+
+def _citation(provenance: Any, doc_id: str) -> str:
+    """A passage's citation line from its `Provenance`, or the service's JSON of one."""
+    from terag_neo4j.provenance import Provenance
+
+    prov = provenance if isinstance(provenance, Provenance) else Provenance.from_map(provenance)
+    return prov.citation(doc_id)
+
+
+def _format_answer(ans: Any) -> str:
+    """The answer, then a citation line for each passage its markers name, then its claims
+    that name none."""
+    lines = [f"answer: {ans.answer}"]
+    lines += [f"  [{c.marker}] {_citation(c.provenance, c.doc_id)}" for c in ans.citations]
+    lines += [f"  uncited: {claim}" for claim in ans.uncited]
     return "\n".join(lines)
 
 
@@ -122,6 +140,11 @@ def _through_service(args: argparse.Namespace) -> int | None:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
+    if args.prune:
+        from terag_neo4j.service import cli_remote
+
+        if cli_remote.service_url(args):
+            raise UsageError("terag index --prune works on Neo4j directly, not through a service")
     if (code := _through_service(args)) is not None:
         return code
     from terag_neo4j.documents import iter_sources
@@ -131,11 +154,20 @@ def cmd_index(args: argparse.Namespace) -> int:
         pass
     errors: list[str] = []
     with _client(args) as terag:
-        report = terag.index(args.paths, progress=not args.quiet, errors=errors, **globs)
+        report = terag.index(
+            args.paths, progress=not args.quiet, errors=errors, prune=args.prune, **globs
+        )
     text = report.summary()
     if errors:
         text += f"\n  skipped {len(errors)} file(s):\n" + "\n".join(f"    {e}" for e in errors)
-    _emit(args, {**report.to_record(), "warnings": report.warnings, "skipped": errors}, text)
+    record = {
+        **report.to_record(),
+        "written_documents": report.written_documents,
+        "missing_documents": report.missing_documents,
+        "warnings": report.warnings,
+        "skipped": errors,
+    }
+    _emit(args, record, text)
     return EXIT_BAD_FILES if errors else EXIT_OK
 
 
@@ -154,7 +186,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     with _client(args) as terag:
         ans = terag.answer(args.question, top_k=args.top_k)
         ledger = terag.ledger.summary()
-    text = f"answer: {ans.answer}\n\n{_format_retrieval(ans.retrieval)}\n\n{ledger}"
+    text = f"{_format_answer(ans)}\n\n{_format_retrieval(ans.retrieval)}\n\n{ledger}"
     _emit(args, ans, text)
     return EXIT_OK
 
@@ -277,6 +309,11 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         default=[],
         metavar="GLOB",
         help="in folders, skip files and folders matching GLOB (repeatable), e.g. 'drafts/**'",
+    )
+    s.add_argument(
+        "--prune",
+        action="store_true",
+        help="delete the documents of files gone from the folders (without it they are listed)",
     )
     s.add_argument(
         "-e", "--extractor", choices=["ollama", "spacy", "recorded"], help="extraction backend"

@@ -39,6 +39,7 @@ from terag_neo4j.store import (
     neo4j_errors,
     one_line,
 )
+from terag_neo4j.sync import sync_folders
 
 if TYPE_CHECKING:
     from langchain_core.documents import Document as LCDocument
@@ -195,13 +196,16 @@ class TeragClient:
         errors: list[str] | None = None,
         include: Sequence[str] = (),
         exclude: Sequence[str] = (),
+        prune: bool = False,
     ) -> IngestReport:
         """Index files/folders (paths), `Document` objects or LangChain `Document`s (see
         `terag_neo4j.integrations.langchain.from_langchain` for their ids); idempotent and
         incremental: a document id indexed again replaces that document. Files are read by
         their content (PDF, .docx, HTML, Markdown, text, JSON Lines); in folders, `include` /
         `exclude` globs select files (see `terag_neo4j.readers.walk`). With `errors`, a file
-        that cannot be read is reported there and skipped; without it, it raises."""
+        that cannot be read is reported there and skipped; without it, it raises. Documents
+        read before from files now gone from an indexed folder are listed in the report's
+        `missing_documents`; `prune` deletes them (see `terag_neo4j.sync`)."""
         from langchain_core.documents import Document as LCDocument
 
         if isinstance(source, str | Path | Document | LCDocument):
@@ -237,6 +241,7 @@ class TeragClient:
         ns = namespace or self.settings.namespace
         with neo4j_errors(self.store.uri):
             report = indexer.index(docs, ns, progress=progress)
+            sync_folders(self.store, ns, paths, report, prune)
         self._namespace_backend.pop(ns, None)  # it may have been (re)built with another backend
         if errors:
             report.warnings.extend(errors)

@@ -77,3 +77,14 @@ class Provenance:
             src = src.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
         head = " ".join(x for x in (src, self.pages) if x)
         return " · ".join(x for x in (head, " > ".join(self.heading_path)) if x)
+
+
+def provenance_of(passage: Any) -> Provenance:
+    """The provenance of a `RetrievedPassage`, or of the service's `Passage` (a model with the
+    same fields), or a passage read before provenance existed (none)."""
+    prov: Any = getattr(passage, "provenance", None)
+    if isinstance(prov, Provenance):
+        return prov
+    if hasattr(prov, "model_dump"):
+        prov = prov.model_dump()
+    return Provenance.from_map(prov if isinstance(prov, Mapping) else None)

@@ -24,6 +24,7 @@ import neo4j
 from terag_neo4j.config import Settings, SettingsError
 from terag_neo4j.errors import DependencyError
 from terag_neo4j.integrations.langchain import passage_content
+from terag_neo4j.provenance import provenance_of
 from terag_neo4j.results import Mode
 
 try:
@@ -112,7 +113,8 @@ class TeragGraphRAGRetriever(Retriever):
 
         Returns:
             RawSearchResult: one record per passage (content, passage_id, doc_id, title, score,
-            score_kind), best first, and how the query was ranked as metadata.
+            score_kind, provenance, citation), best first, and how the query was ranked as
+            metadata.
         """
         res = self.client.retrieve(
             query_text,
@@ -129,6 +131,8 @@ class TeragGraphRAGRetriever(Retriever):
                     "title": p.title,
                     "score": p.score,
                     "score_kind": res.score_kind,
+                    "provenance": provenance_of(p).to_dict(),
+                    "citation": provenance_of(p).citation(p.doc_id),
                 }
             )
             for p in res.passages

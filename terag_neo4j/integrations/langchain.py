@@ -37,6 +37,7 @@ from pydantic import Field, PrivateAttr
 
 from terag_neo4j.documents import Document as TeragDocument
 from terag_neo4j.documents import InputError, content_hash
+from terag_neo4j.provenance import provenance_of
 
 Mode = Literal["pagerank", "dense", "hybrid"]
 
@@ -122,6 +123,10 @@ def to_documents(result: Any) -> list[Document]:
                 "doc_id": p.doc_id,
                 "title": p.title,
                 "score": p.score,
+                # Where the passage lies in its source (file or URL, pages, headings,
+                # characters), and that as one line to show a reader
+                "provenance": provenance_of(p).to_dict(),
+                "citation": provenance_of(p).citation(p.doc_id),
                 # pagerank_mass, cosine or rrf: what `score` is, set by the mode that ranked
                 "score_kind": result.score_kind,
                 "namespace": result.namespace,

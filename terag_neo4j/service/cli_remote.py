@@ -194,7 +194,7 @@ def _retrieve(args: argparse.Namespace, service: Service) -> int:
 
 
 def _ask(args: argparse.Namespace, service: Service) -> int:
-    from terag_neo4j.cli import _format_retrieval
+    from terag_neo4j.cli import _format_answer, _format_retrieval
 
     _refuse_extractor(args)
     body = {"question": args.question, "top_k": _top_k(args)}
@@ -204,9 +204,16 @@ def _ask(args: argparse.Namespace, service: Service) -> int:
         f"tokens: retrieval {r['input_tokens']} in / {r['output_tokens']} out, answer "
         f"{ans['input_tokens']} in / {ans['output_tokens']} out"
     )
-    text = f"answer: {ans['answer']}\n\n{_format_retrieval(view(r))}\n\n{tokens}"
+    cited = SimpleNamespace(
+        answer=ans["answer"],
+        citations=[SimpleNamespace(**c) for c in ans.get("citations", [])],
+        uncited=ans.get("uncited", []),
+    )
+    text = f"{_format_answer(cited)}\n\n{_format_retrieval(view(r))}\n\n{tokens}"
     obj = {
         "answer": ans["answer"],
+        "citations": ans.get("citations", []),
+        "uncited": ans.get("uncited", []),
         "retrieval": retrieval_json(r),
         "input_tokens": ans["input_tokens"],
         "output_tokens": ans["output_tokens"],

@@ -92,7 +92,8 @@ def build_mcp(
         namespace: str, question: str, ctx: Context[Any, Any], top_k: int = 5
     ) -> dict[str, Any]:
         """Top passages of a namespace for a question (personalised PageRank over the concept
-        graph), with the concepts that linked the question to it."""
+        graph), each with its provenance (source, pages, headings, character offsets), and the
+        concepts that linked the question to it."""
         scoped(ctx, namespace)
         _question(question)
         k = max(1, min(int(top_k), 100))
@@ -103,8 +104,9 @@ def build_mcp(
     async def ask(
         namespace: str, question: str, ctx: Context[Any, Any], top_k: int = 5
     ) -> dict[str, Any]:
-        """Answer a question from a namespace's passages; returns the answer and the ids of
-        the passages it was read from."""
+        """Answer a question from a namespace's passages; returns the answer, the ids of the
+        passages it was read from, the citations its markers ([1], [2]) make (each with the
+        passage's source, pages and headings) and its claims that cite none."""
         scoped(ctx, namespace)
         _question(question)
         k = max(1, min(int(top_k), 100))

@@ -19,6 +19,7 @@ from terag_neo4j.service.schemas import (
     QUESTION_MAX,
     Answer,
     AskRequest,
+    Citation,
     Graph,
     Retrieval,
     RetrieveRequest,
@@ -39,14 +40,20 @@ def retrieval_view(res: RetrievalResult) -> Retrieval:
     return Retrieval.model_validate(d)
 
 
-def citations(answer: str, passages: list[Any]) -> list[str]:
-    """The passages that contain the answer's words; none contain it: all that were read."""
-    needle = " ".join(answer.lower().split())
-    if needle:
-        hits = [p.id for p in passages if needle in " ".join(p.text.lower().split())]
-        if hits:
-            return hits
-    return [p.id for p in passages]
+def _answer(text: str, comp: Any, res: RetrievalResult) -> Answer:
+    """The reader's answer with the passages its markers name (`reader.cite`)."""
+    from terag_neo4j.reader import cite
+
+    cited, uncited = cite(text, res.passages)
+    return Answer(
+        answer=text,
+        passage_ids=[p.id for p in res.passages],
+        citations=[Citation.model_validate(asdict(c)) for c in cited],
+        uncited=uncited,
+        retrieval=retrieval_view(res),
+        input_tokens=comp.input_tokens,
+        output_tokens=comp.output_tokens,
+    )
 
 
 def _check_question(request: Request, question: str) -> str:
@@ -76,14 +83,7 @@ def _read(c: Any, question: str, res: RetrievalResult) -> Answer:
     from terag_neo4j.reader import read
 
     text, comp = read(c.llm, question, res.passages)
-    return Answer(
-        answer=text,
-        passage_ids=[p.id for p in res.passages],
-        citations=citations(text, res.passages),
-        retrieval=retrieval_view(res),
-        input_tokens=comp.input_tokens,
-        output_tokens=comp.output_tokens,
-    )
+    return _answer(text, comp, res)
 
 
 def _read_streamed(
@@ -102,14 +102,7 @@ def _read_streamed(
                 break
     finally:
         emit(None)
-    return Answer(
-        answer=text,
-        passage_ids=[p.id for p in res.passages],
-        citations=citations(text, res.passages),
-        retrieval=retrieval_view(res),
-        input_tokens=comp.input_tokens,
-        output_tokens=comp.output_tokens,
-    )
+    return _answer(text, comp, res)
 
 
 @router.post(
@@ -159,13 +152,15 @@ async def ask(request: Request, namespace: ReadNamespace, body: AskRequest) -> A
                 + "\n"
             ).encode()
             return
-        yield (
-            json.dumps({"event": "answer", "answer": ans.answer, "citations": ans.citations}) + "\n"
-        ).encode()
+        cited = {
+            "citations": [c.model_dump() for c in ans.citations],
+            "uncited": ans.uncited,
+        }
+        yield (json.dumps({"event": "answer", "answer": ans.answer, **cited}) + "\n").encode()
         done = {
             "event": "done",
             "answer": ans.answer,
-            "citations": ans.citations,
+            **cited,
             # The token lines are the characters of the answer's JSON value, before its
             # whitespace is collapsed into `answer`
             "streamed": "answer_value",

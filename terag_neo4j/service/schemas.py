@@ -147,12 +147,33 @@ class AskRequest(Model):
     stream: bool = False
 
 
+class Provenance(Model):
+    """Where a passage lies in what was indexed (`terag_neo4j.provenance.Provenance`)."""
+
+    source: str | None = None
+    heading_path: list[str] = Field(default_factory=list)
+    page_start: int | None = None
+    page_end: int | None = None
+    char_start: int | None = None
+    char_end: int | None = None
+
+
 class Passage(Model):
     id: str
     doc_id: str
     title: str
     text: str
     score: float
+    provenance: Provenance = Field(default_factory=Provenance)
+
+
+class Citation(Model):
+    """An answer's marker (`[2]`: the 2nd passage read) and the passage it names."""
+
+    marker: int
+    passage_id: str
+    doc_id: str
+    provenance: Provenance
 
 
 class Match(Model):
@@ -189,9 +210,10 @@ class Retrieval(Model):
 
 class Answer(Model):
     answer: str
-    # The passages the answer was read from, and those among them that contain it
+    # The passages the answer was read from; those its markers name, and its claims naming none
     passage_ids: list[str]
-    citations: list[str]
+    citations: list[Citation]
+    uncited: list[str] = Field(default_factory=list)
     retrieval: Retrieval
     input_tokens: int
     output_tokens: int

@@ -13,7 +13,7 @@ from terag_neo4j.integrations.langchain import (
     passage_content,
     to_documents,
 )
-from terag_neo4j.results import MatchedConcept, RetrievalResult, RetrievedPassage
+from terag_neo4j.results import MatchedConcept, Provenance, RetrievalResult, RetrievedPassage
 
 
 def _result() -> RetrievalResult:
@@ -46,7 +46,14 @@ def _result() -> RetrievalResult:
             ),
         ],
         passages=[
-            RetrievedPassage("a.md", "a.md", "Porsche", "Porsche is a German maker.", 0.4),
+            RetrievedPassage(
+                "a.md",
+                "a.md",
+                "Porsche",
+                "Porsche is a German maker.",
+                0.4,
+                Provenance("/corpus/a.md", ("Porsche", "History"), None, None, 0, 26),
+            ),
             RetrievedPassage("b.md#1", "b.md", "", "Stuttgart is a city.", 0.1),
         ],
         mode="pagerank",
@@ -65,6 +72,15 @@ def test_documents_carry_passage_and_query_metadata() -> None:
         "doc_id": "a.md",
         "title": "Porsche",
         "score": 0.4,
+        "provenance": {
+            "source": "/corpus/a.md",
+            "heading_path": ["Porsche", "History"],
+            "page_start": None,
+            "page_end": None,
+            "char_start": 0,
+            "char_end": 26,
+        },
+        "citation": "a.md · Porsche > History",
         "score_kind": "pagerank_mass",
         "namespace": "sample",
         "matched_concepts": [
@@ -75,6 +91,9 @@ def test_documents_carry_passage_and_query_metadata() -> None:
         "fallback_reason": None,
     }
     assert second.metadata["doc_id"] == "b.md" and second.metadata["passage_id"] == "b.md#1"
+    # A passage without provenance (a namespace indexed before it existed): none, not an error
+    assert second.metadata["provenance"]["source"] is None
+    assert second.metadata["citation"] == "b.md"
 
 
 def test_matched_concepts_are_not_shared_between_documents() -> None:
