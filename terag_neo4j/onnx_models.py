@@ -131,9 +131,8 @@ def sizing_tokenizer(name: str, home: Path) -> Any:
     """The packaged model's own tokenizer as a transformers fast tokenizer, for sizing passages."""
     from transformers import PreTrainedTokenizerFast
 
-    return PreTrainedTokenizerFast(
-        tokenizer_file=str(model_dir(name, home) / PACKAGED[name].tokenizer)
-    )
+    file = str(model_dir(name, home) / PACKAGED[name].tokenizer)
+    return PreTrainedTokenizerFast(tokenizer_file=file)  # type: ignore[no-untyped-call]
 
 
 class OnnxOpenVinoModel:
