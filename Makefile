@@ -24,7 +24,7 @@ export PATH := $(PATH):/usr/local/go/bin
 # headers and the cuda-python bindings. tests/integration/test_embedder.py runs in this env.
 NOT_ON_CPU := ^(triton|nvidia-cusolver|nvidia-nvtx|nvidia-cuda-cccl|cuda-bindings|cuda-pathfinder|cuda-toolkit)==
 
-.PHONY: setup system-deps prepare demo test unit lint bench bench-eval clean-venv
+.PHONY: setup system-deps prepare ollama-build print-ollama-build demo test unit lint bench bench-eval clean-venv
 
 # constraints.txt is the complete, tested set, so it is installed as it stands (--no-deps, no
 # resolver) in two steps: everything but torch and CUDA (with the package itself and the Ollama
@@ -56,6 +56,20 @@ $(STAMP): $(BASE)
 prepare: $(BASE)
 	$(BIN)/terag demo --prepare
 
+# The Ollama build (minutes of compiling llama.cpp) is the longest step of a first run, so `demo`
+# and `test` start it first, beside the installation, with the system Python (the build support
+# needs nothing else), into the default home (terag_neo4j.config.default_home), where `prepare`
+# with any TERAG_HOME finds it or waits for it. It never fails the make: `prepare` builds and
+# reports. tests/unit/test_ollama_build.py checks the folder and version against terag's.
+OLLAMA_VERSION = $(shell sed -n 's/^OLLAMA: Final = "\(.*\)"$$/\1/p' terag_neo4j/server/versions.py)
+OLLAMA_CACHE = $(HOME)/.cache/terag-neo4j/ollama
+
+ollama-build:
+	-@PYTHONPATH=tools/ollama-build $(PYTHON) -m terag_ollama_build $(OLLAMA_CACHE) $(OLLAMA_VERSION)
+
+print-ollama-build:
+	@echo $(OLLAMA_CACHE) $(OLLAMA_VERSION)
+
 # Debian packages the tests use: Chromium drives Neo4j Browser; Maven provisions the Neo4j jars.
 # Installed only when missing and when we may (root with apt-get); otherwise the browser test
 # skips saying why, and `terag server start` says how to install Maven.
@@ -70,11 +84,11 @@ system-deps:
 	 elif [ -n "$$missing" ]; then echo "not installed (needs root):$$missing"; fi
 
 demo:
-	@$(MAKE) --no-print-directory -j2 $(STAMP) prepare
+	@$(MAKE) --no-print-directory -j3 ollama-build $(STAMP) prepare
 	$(BIN)/terag demo --answer
 
 test: system-deps
-	@$(MAKE) --no-print-directory -j2 $(STAMP) prepare
+	@$(MAKE) --no-print-directory -j3 ollama-build $(STAMP) prepare
 	$(BIN)/python -m pytest
 
 unit: setup

@@ -8,7 +8,6 @@ what to do instead.
 from __future__ import annotations
 
 import logging
-import os
 import shutil
 from pathlib import Path
 from types import ModuleType
@@ -53,12 +52,14 @@ def ensure_binary(settings: Settings, host: str | None = None) -> Path:
 
 
 def shared_build(settings: Settings, build: ModuleType) -> Path | None:
-    """The build under the default home, when `settings.home` is another one and it has it: its
-    path names the Ollama version and the CPU build, so it is the binary this home would build."""
+    """The build under the default home, when `settings.home` is another one and it has it (or is
+    building it): its path names the Ollama version and the CPU build, so it is the binary this
+    home would build."""
     if settings.home.resolve() == default_home().resolve():
         return None
-    shared: Path = build.binary_path(default_home() / "ollama", versions.OLLAMA)
-    return shared if os.access(shared, os.X_OK) else None
+    # A build running there (the one `make` starts first) is waited for, not started again.
+    shared: Path | None = build.finished_build(default_home() / "ollama", versions.OLLAMA)
+    return shared
 
 
 def build_binary(settings: Settings, host: str | None = None) -> Path:
@@ -67,8 +68,11 @@ def build_binary(settings: Settings, host: str | None = None) -> Path:
     build = build_support()
     if build is None:
         raise OllamaSetupError(NO_OLLAMA.format(host=normalize_host(host or settings.ollama_host)))
-    own: Path = build.binary_path(ollama_dir(settings), versions.OLLAMA)
-    shared = None if os.access(own, os.X_OK) else shared_build(settings, build)
+    # This home's build, or one running (the build `make` starts first) once it is done.
+    own: Path | None = build.finished_build(ollama_dir(settings), versions.OLLAMA)
+    if own is not None:
+        return own
+    shared = shared_build(settings, build)
     if shared is not None:
         log.info("using the Ollama %s build in %s", versions.OLLAMA, shared.parent)
         return shared
@@ -96,7 +100,9 @@ def describe_binary(settings: Settings) -> str:
     if build is None:
         return "none (no `ollama` on PATH, no build support: `pip install ./tools/ollama-build`)"
     path: Path = build.binary_path(ollama_dir(settings), versions.OLLAMA)
-    shared = None if path.is_file() else shared_build(settings, build)
-    if shared is not None:
+    shared: Path = build.binary_path(default_home() / "ollama", versions.OLLAMA)
+    # A status does not wait for a build running there.
+    elsewhere = settings.home.resolve() != default_home().resolve()
+    if not path.is_file() and elsewhere and shared.is_file():
         return f"{shared} (built under the default home)"
     return f"{path} ({'built' if path.is_file() else 'not built'})"

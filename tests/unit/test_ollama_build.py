@@ -161,3 +161,43 @@ def test_go_install_progress_names_each_compiled_package() -> None:
     ]
     assert [line for line in lines if build_module.PACKAGE.fullmatch(line)] == [lines[0], lines[2]]
     assert not build_module.PACKAGE.fullmatch("warning: unused variable 'x'")
+
+
+def test_a_running_build_is_waited_for_not_started_again(tmp_path: Path) -> None:
+    # Another "build" holds the lock, then leaves a binary: finished_build returns it after.
+    import threading
+
+    target = build.binary_path(tmp_path, versions.OLLAMA)
+    held, done = threading.Event(), []
+
+    def builder() -> None:
+        with build_module._file_lock(target.parent / "build.lock"):
+            held.set()
+            threading.Event().wait(0.5)
+            target.write_text("#!/bin/sh\n")
+            target.chmod(0o755)
+
+    thread = threading.Thread(target=builder)
+    thread.start()
+    held.wait(5)
+    done.append(build.finished_build(tmp_path, versions.OLLAMA))
+    thread.join()
+    assert done == [target]
+    assert build.finished_build(tmp_path / "none", versions.OLLAMA) is None
+
+
+def test_make_starts_the_build_into_the_default_home() -> None:
+    # The Makefile names the default home's build folder and the pinned version itself (it runs
+    # before the environment that could ask terag): they must agree with terag's.
+    import subprocess
+
+    from terag_neo4j.config import default_home
+
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        ["make", "-s", "-C", str(root), "print-ollama-build"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert out == [str(default_home() / "ollama"), versions.OLLAMA]

@@ -15,6 +15,7 @@ from terag_ollama_build.build import (
     cpu_key,
     ensure_binary,
     find_go,
+    finished_build,
     module_source,
     shared_headers,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "cpu_key",
     "ensure_binary",
     "find_go",
+    "finished_build",
     "llama_cpp_revision",
     "module_source",
     "shared_headers",

@@ -162,6 +162,22 @@ def shared_headers(include: Path, version: str) -> Path:
     return vendor_headers_checked(target)
 
 
+def finished_build(cache: Path, version: str) -> Path | None:
+    """The binary in `cache`, once a build of it that is running now (another process holds its
+    lock) has finished; None when there is none."""
+    target = binary_path(cache, version)
+    lock = target.parent / "build.lock"
+    if lock.is_file():
+        with lock.open("a") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                log.info("waiting for the Ollama build running in %s", target.parent)
+                fcntl.flock(handle, fcntl.LOCK_EX)
+            fcntl.flock(handle, fcntl.LOCK_UN)
+    return target if target.is_file() and os.access(target, os.X_OK) else None
+
+
 def ensure_binary(cache: Path, version: str, progress: Callable[[str], None] | None = None) -> Path:
     """The cached Ollama binary; builds it with `go install` when it is missing (minutes).
 
