@@ -140,6 +140,43 @@ def test_every_terag_command_in_the_docs_parses() -> None:
     assert checked >= 30, f"only {checked} terag command lines found in the docs"
 
 
+INLINE = re.compile(r"`((?:[A-Z_]+=\\S+ )*(?:\\S*/)?terag [^`]+)`")
+
+
+def inline_commands(page: Path) -> list[list[str]]:
+    """The `terag ...` code spans of a page's prose that are invocations: three words or more,
+    without the `|`, `...` or `retrieve/ask` of a synopsis."""
+    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)
+    out = []
+    for m in INLINE.finditer(text.replace("\n", " ")):
+        words = shlex.split(m.group(1))
+        while words and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", words[0]):
+            words = words[1:]
+        synopsis = "/" in words[1] or any(c in w for w in words for c in ("|", "…", "..."))
+        if len(words) >= 3 and not synopsis:
+            out.append(words[1:])
+    return out
+
+
+def test_every_terag_command_in_the_prose_parses() -> None:
+    """The commands the prose gives (the benchmarks' reproducing commands among them)."""
+    parser = terag_parser()
+    checked = 0
+    for page in PAGES:
+        for argv in inline_commands(page):
+            err = io.StringIO()
+            try:
+                with contextlib.redirect_stderr(err):
+                    parser.parse_args(argv)
+            except SystemExit:
+                raise AssertionError(
+                    f"{page.name}: `terag {shlex.join(argv)}` does not parse: "
+                    f"{err.getvalue().strip().splitlines()[-1:]}"
+                ) from None
+            checked += 1
+    assert checked >= 20, f"only {checked} inline terag commands found"
+
+
 def test_the_two_commands_of_the_readme_are_kept() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "make demo" in readme and "make test" in readme
