@@ -55,7 +55,7 @@ def write_long_pdf(path: Path, pages: int, paragraphs: int = 6) -> Path:
         from fpdf import FPDF
     except ImportError as e:
         raise TeragError(
-            "bench-documents writes its PDF with fpdf2: pip install 'terag-neo4j[dev]'"
+            "bench-documents writes its PDF with fpdf2: pip install 'terag-neo4j[eval]'"
         ) from e
     pdf = FPDF()
     pdf.set_font("Helvetica", size=10)
