@@ -70,9 +70,16 @@ def reader_messages(query: str, passages: Sequence[RetrievedPassage]) -> list[Me
 
 
 def parse_answer(reply: str) -> str:
-    """The answer in a reply to `READER_FORMAT`, on one line. A reply cut off by the token cap
-    keeps what it had; one that is no JSON at all (a server that ignores `format`) is taken as
-    it is."""
+    """The answer in a reply to `READER_FORMAT`, on one line, with the markers of the passages
+    it names. A reply cut off by the token cap keeps what it had; one that is no JSON at all (a
+    server that ignores `format`) is taken as it is."""
+    text = answer_value(reply)
+    cited = cited_suffix(reply, text)
+    return f"{text} {cited}" if text and cited else text
+
+
+def answer_value(reply: str) -> str:
+    """The `answer` value of a reply, on one line, without the markers `passages` adds."""
     text = reply.strip()
     try:
         value = json.loads(text)
@@ -87,9 +94,7 @@ def parse_answer(reply: str) -> str:
             value = text
     if isinstance(value, dict):
         value = value.get("answer", "")
-    text = " ".join(str(value).split())
-    cited = cited_suffix(reply, text)
-    return f"{text} {cited}" if text and cited else text
+    return " ".join(str(value).split())
 
 
 def cited_suffix(reply: str, answer: str) -> str:
@@ -198,11 +203,11 @@ def read_stream(
     `format`, the reply itself, of which nothing was streamed)."""
     parser = AnswerStream()
     comp = yield from _pieces(llm, query, passages, run_id, parser)
-    answer = parse_answer(comp.text)
-    cited = cited_suffix(comp.text, answer)
-    if cited and answer.endswith(cited):
+    value = answer_value(comp.text)
+    cited = cited_suffix(comp.text, value)
+    if value and cited:
         yield " " + cited  # the markers follow the answer's characters
-    return answer, comp
+    return parse_answer(comp.text), comp
 
 
 def _pieces(

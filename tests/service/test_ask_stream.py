@@ -44,5 +44,16 @@ def test_ask_stream_sends_tokens_before_done(ollama_service: Service) -> None:
     done = lines[-1]
     streamed = "".join(x["text"] for x in lines if x["event"] == "token")
     assert done["answer"] and done["answer"] == parse_answer(json.dumps({"answer": streamed}))
-    assert done["citations"] and done["input_tokens"] > 0 and done["output_tokens"] > 0
+    assert done["input_tokens"] > 0 and done["output_tokens"] > 0
+    # The citations the answer's markers make: each names a passage of the first line, with its
+    # provenance; the answer line before done says the same
+    ids = [p["id"] for p in lines[0]["passages"]]
+    for c in done["citations"]:
+        assert c["passage_id"] == ids[c["marker"] - 1] and c["provenance"]["source"]
+        assert f"[{c['marker']}]" in done["answer"]
+    answer_line = next(x for x in lines if x["event"] == "answer")
+    assert (answer_line["citations"], answer_line["uncited"]) == (
+        done["citations"],
+        done["uncited"],
+    )
     assert done["streamed"] == "answer_value"

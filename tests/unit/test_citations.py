@@ -3,12 +3,15 @@ test of parsing only), mapped to the passages' provenance; the citation line a u
 
 from __future__ import annotations
 
+from collections.abc import Generator
+
 import pytest
 
 from terag_neo4j.cli import _format_answer, _to_jsonable
 from terag_neo4j.documents import Document, Passage
 from terag_neo4j.ingest_report import IngestReport
-from terag_neo4j.reader import cite, parse_answer, strip_markers
+from terag_neo4j.llm import Completion
+from terag_neo4j.reader import cite, parse_answer, read_stream, strip_markers
 from terag_neo4j.results import (
     AnswerResult,
     Provenance,
@@ -119,3 +122,27 @@ def test_ingest_report_counts_documents_new_changed_and_unchanged() -> None:
     assert report.written_documents == ["a", "c", "d"]
     assert "documents: 4 (1 new, 2 changed, 1 unchanged)" in report.summary()
     assert "written_documents" not in report.to_record()  # a list per document stays out
+
+
+class FixedReplyLLM:
+    """A stand-in for the LLM in this parsing test: streams a fixed reply in pieces."""
+
+    def __init__(self, pieces: list[str]) -> None:
+        self.pieces = pieces
+
+    def stream(self, *args: object, **kwargs: object) -> Generator[str, None, Completion]:
+        yield from self.pieces
+        return Completion("".join(self.pieces), 10, 5, 0.1, "fixed", "stop")
+
+
+def test_a_streamed_answer_ends_with_its_markers() -> None:
+    llm = FixedReplyLLM(['{"answer": "Ferdinand', ' Porsche"', ', "passages": [1, 2]}'])
+    gen = read_stream(llm, "q", PASSAGES[:2])  # type: ignore[arg-type]
+    pieces: list[str] = []
+    while True:
+        try:
+            pieces.append(next(gen))
+        except StopIteration as stop:
+            answer, _ = stop.value
+            break
+    assert "".join(pieces) == answer == "Ferdinand Porsche [1][2]"
