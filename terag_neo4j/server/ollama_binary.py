@@ -76,10 +76,10 @@ def build_binary(settings: Settings, host: str | None = None) -> Path:
     if shared is not None:
         log.info("using the Ollama %s build in %s", versions.OLLAMA, shared.parent)
         return shared
-    bar = tqdm(desc=f"building Ollama {versions.OLLAMA} (once)", unit=" packages", mininterval=2)
+    bar = tqdm(desc=f"building Ollama {versions.OLLAMA} (once)", unit=" files", mininterval=2)
 
-    def compiled(package: str) -> None:
-        bar.set_postfix_str(package.removeprefix("github.com/ollama/ollama/"), refresh=False)
+    def compiled(source: str) -> None:
+        bar.set_postfix_str(source, refresh=False)
         bar.update()
 
     try:

@@ -153,14 +153,16 @@ def test_the_headers_folder_is_fixed_so_go_reuses_compiled_objects(
     build.vendor_headers_checked(first)
 
 
-def test_go_install_progress_names_each_compiled_package() -> None:
+def test_go_install_progress_names_each_compiled_source_file() -> None:
     lines = [
-        "github.com/ollama/ollama/llama",
-        "# github.com/ollama/ollama/llama",
-        "golang.org/x/sys/unix",
+        "cd /root/go/pkg/mod/github.com/ollama/ollama@v0.17.4/llama/llama.cpp/src",
+        "TERM='dumb' g++ -I . -fPIC -m64 -O2 -o $WORK/b042/_x003.o -c llama-model.cpp",
+        "TERM='dumb' gcc -I $WORK/b042/ -O2 -o $WORK/b042/_x001.o -c $WORK/b042/_cgo_export.c",
+        "/usr/local/go/pkg/tool/linux_amd64/compile -o $WORK/b042/_pkg_.a -p main ./x.go",
+        "llama.cpp:12:5: warning: unused variable 'x' -c",
     ]
-    assert [line for line in lines if build_module.PACKAGE.fullmatch(line)] == [lines[0], lines[2]]
-    assert not build_module.PACKAGE.fullmatch("warning: unused variable 'x'")
+    steps = [m.group(1) for line in lines if (m := build_module.COMPILE.search(line))]
+    assert steps == ["llama-model.cpp", "_cgo_export.c"]
 
 
 def test_a_running_build_is_waited_for_not_started_again(tmp_path: Path) -> None:

@@ -27,12 +27,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     count, last = 0, time.monotonic()
 
-    def compiled(package: str) -> None:
+    def compiled(source: str) -> None:
         nonlocal count, last
         count += 1
         if time.monotonic() - last >= 30:  # a line now and then, not one per package
             last = time.monotonic()
-            log.info("building Ollama: %d packages compiled, now %s", count, package)
+            log.info("building Ollama: %d C/C++ files compiled, now %s", count, source)
 
     try:
         ensure_binary(args.cache, args.version, progress=compiled)

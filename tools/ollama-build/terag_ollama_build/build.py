@@ -29,8 +29,9 @@ log = logging.getLogger(__name__)
 
 OLLAMA_MODULE = "github.com/ollama/ollama"
 BUILD_TIMEOUT_S = 3600.0
-# A line of `go install -v`: the import path of a package it compiles.
-PACKAGE = re.compile(r"[\w.~-]+(/[\w.~+-]+)*")
+# A command of `go install -x` that compiles one C/C++ file (cgo runs them one by one, and
+# compiling llama.cpp is most of the build): its file is the progress callback's step.
+COMPILE = re.compile(r"\s-c\s+(?:\S*/)?([\w.+-]+\.(?:c|cc|cpp))\s*$")
 
 
 def tag(version: str) -> str:
@@ -181,7 +182,7 @@ def finished_build(cache: Path, version: str) -> Path | None:
 def ensure_binary(cache: Path, version: str, progress: Callable[[str], None] | None = None) -> Path:
     """The cached Ollama binary; builds it with `go install` when it is missing (minutes).
 
-    `progress` is called with each Go package as the build compiles it."""
+    `progress` is called with each C/C++ file as the build compiles it."""
     target = binary_path(cache, version)
     if target.is_file() and os.access(target, os.X_OK):
         return target
@@ -202,7 +203,7 @@ def _build(target: Path, version: str, progress: Callable[[str], None] | None = 
     cmd = [
         str(go),
         "install",
-        "-v",  # names each package as it is compiled: the progress callback's steps
+        "-x",  # prints each command: every C/C++ file compiled is a step of the progress
         "-trimpath",
         "-ldflags",
         f"-s -w -X github.com/ollama/ollama/version.Version={version.removeprefix('v')}",
@@ -232,7 +233,7 @@ def _build(target: Path, version: str, progress: Callable[[str], None] | None = 
 def _run(
     cmd: list[str], env: dict[str, str], out: IO[str], progress: Callable[[str], None] | None
 ) -> int:
-    """Run the build, its output into `out`, each compiled package to `progress`."""
+    """Run the build, its output into `out`, each compiled C/C++ file to `progress`."""
     with subprocess.Popen(
         cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     ) as proc:
@@ -242,8 +243,9 @@ def _run(
             assert proc.stdout is not None
             for line in proc.stdout:
                 out.write(line)
-                if progress is not None and PACKAGE.fullmatch(line.strip()):
-                    progress(line.strip())
+                step = COMPILE.search(line) if progress is not None else None
+                if step is not None and progress is not None:
+                    progress(step.group(1))
             returncode = proc.wait()
         finally:
             timed_out = not watchdog.is_alive()
