@@ -78,7 +78,9 @@ def build_binary(settings: Settings, host: str | None = None) -> Path:
         return shared
     bar = tqdm(desc=f"building Ollama {versions.OLLAMA} (once)", unit=" files", mininterval=2)
 
-    def compiled(source: str) -> None:
+    def compiled(source: str, total: int) -> None:
+        if total and bar.total != total:
+            bar.total = total
         bar.set_postfix_str(source, refresh=False)
         bar.update()
 

@@ -27,12 +27,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     count, last = 0, time.monotonic()
 
-    def compiled(source: str) -> None:
+    def compiled(source: str, total: int) -> None:
         nonlocal count, last
         count += 1
         if time.monotonic() - last >= 30:  # a line now and then, not one per package
             last = time.monotonic()
-            log.info("building Ollama: %d C/C++ files compiled, now %s", count, source)
+            log.info("building Ollama: %d of %s C/C++ files compiled", count, total or "?")
 
     try:
         ensure_binary(args.cache, args.version, progress=compiled)

@@ -179,10 +179,13 @@ def finished_build(cache: Path, version: str) -> Path | None:
     return target if target.is_file() and os.access(target, os.X_OK) else None
 
 
-def ensure_binary(cache: Path, version: str, progress: Callable[[str], None] | None = None) -> Path:
+def ensure_binary(
+    cache: Path, version: str, progress: Callable[[str, int], None] | None = None
+) -> Path:
     """The cached Ollama binary; builds it with `go install` when it is missing (minutes).
 
-    `progress` is called with each C/C++ file as the build compiles it."""
+    `progress` is called with each C/C++ file as the build compiles it, and how many it will
+    compile in all (0: unknown)."""
     target = binary_path(cache, version)
     if target.is_file() and os.access(target, os.X_OK):
         return target
@@ -193,7 +196,7 @@ def ensure_binary(cache: Path, version: str, progress: Callable[[str], None] | N
         return target
 
 
-def _build(target: Path, version: str, progress: Callable[[str], None] | None = None) -> None:
+def _build(target: Path, version: str, progress: Callable[[str, int], None] | None = None) -> None:
     go = find_go()
     build_log = target.parent / "build.log"
     gobin = target.parent / "gobin"
@@ -214,9 +217,10 @@ def _build(target: Path, version: str, progress: Callable[[str], None] | None = 
         version,
         build_log,
     )
+    total = _planned_compiles(cmd, env) if progress is not None else 0
     started = time.monotonic()
     with build_log.open("w") as out:
-        returncode = _run(cmd, env, out, progress)
+        returncode = _run(cmd, env, out, progress, total)
     elapsed = time.monotonic() - started
     built = gobin / "ollama"
     if returncode != 0 or not built.is_file():
@@ -230,8 +234,23 @@ def _build(target: Path, version: str, progress: Callable[[str], None] | None = 
     log.info("Built Ollama %s in %.0fs -> %s", version, elapsed, target)
 
 
+def _planned_compiles(cmd: list[str], env: dict[str, str]) -> int:
+    """How many C/C++ files the build will compile (those Go's build cache lacks), from a dry
+    run (`-n`, seconds); 0 when that fails."""
+    dry = [cmd[0], cmd[1], "-n", *cmd[3:]]
+    try:
+        result = subprocess.run(dry, env=env, capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired):
+        return 0
+    return sum(1 for line in result.stderr.splitlines() if COMPILE.search(line))
+
+
 def _run(
-    cmd: list[str], env: dict[str, str], out: IO[str], progress: Callable[[str], None] | None
+    cmd: list[str],
+    env: dict[str, str],
+    out: IO[str],
+    progress: Callable[[str, int], None] | None,
+    total: int = 0,
 ) -> int:
     """Run the build, its output into `out`, each compiled C/C++ file to `progress`."""
     with subprocess.Popen(
@@ -245,7 +264,7 @@ def _run(
                 out.write(line)
                 step = COMPILE.search(line) if progress is not None else None
                 if step is not None and progress is not None:
-                    progress(step.group(1))
+                    progress(step.group(1), total)
             returncode = proc.wait()
         finally:
             timed_out = not watchdog.is_alive()
