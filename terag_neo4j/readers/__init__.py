@@ -80,7 +80,8 @@ def read_file(path: Path, doc_id: str, source: str) -> list[Document]:
         return read_text_file(path, doc_id, jsonl=path.suffix.lower() in JSONL_SUFFIXES)
     except InputError:
         raise
-    except (RecursionError, OSError, ValueError, LookupError, TypeError, AttributeError) as e:
+    except Exception as e:  # a library's own error types for a file it chokes on, deep inside
+        # it: this file is reported and skipped, the rest of the folder is still indexed
         from terag_neo4j.readers.common import one_line
 
         raise InputError(

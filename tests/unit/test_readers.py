@@ -200,3 +200,22 @@ def test_a_missing_reader_library_names_the_extra(
     assert "pip install 'terag-neo4j[documents]'" in errors[0]
     with pytest.raises(MissingReader):
         read(path)
+
+
+def test_an_unexpected_library_error_is_one_line_and_the_folder_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stand-in PdfReader that fails as no reader code expects (a fake, for the error path)."""
+    import pypdf
+
+    def failing_reader(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("deep\ninside the parser")
+
+    write_pdf(tmp_path / "a.pdf", PAGES[:1])
+    (tmp_path / "b.md").write_text("# B\n\nStill indexed.", encoding="utf-8")
+    monkeypatch.setattr(pypdf, "PdfReader", failing_reader)
+    errors: list[str] = []
+    assert [d.title for d in load_documents([tmp_path], errors)] == ["B"]
+    assert errors == [
+        f"{tmp_path / 'a.pdf'}: cannot read it as a PDF (RuntimeError: deep inside the parser)"
+    ]
