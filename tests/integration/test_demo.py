@@ -74,6 +74,11 @@ def test_demo_answers_its_question_in_one_line_first(
     assert {"answer", "total"} <= stages
     # everything before the answer is the ingest report, not the reader's output
     assert out[0].startswith("ingest ")
+    # it ends with what just happened and the next commands, after the ledger
+    recap = out.index("what just happened:")
+    assert ledger < recap < out.index("next:")
+    assert "  asked: Who designed the Volkswagen Beetle?" in out[recap:]
+    assert any(line.strip().startswith("terag ask ") for line in out[recap:])
 
 
 def test_demo_json_is_one_object_with_the_answer_and_score_kind(
