@@ -30,8 +30,10 @@ READER_SYSTEM = (
 READER_MAX_TOKENS = 32
 # Ollama structured output: the reply is {"answer": "...", "passages": [2]} and nothing else. A
 # small model asked for inline markers wrote none (SmolLM2-135M: 0 of 8 sample questions); asked
-# for the numbers as a field it names one or more for every answer. `reader_format` allows only
-# the numbers of the passages given.
+# for the numbers as a field after the answer, it named one or more for all 8; an answer
+# that runs into READER_MAX_TOKENS loses its numbers (the field never comes), which a small
+# model's long answers do (1 of 4 PDF questions cited in tests/integration/
+# test_provenance_answer.py). `reader_format` allows only the numbers of the passages given.
 MAX_CITED = 3
 READER_FORMAT: dict[str, Any] = {
     "type": "object",
