@@ -203,3 +203,26 @@ def test_make_starts_the_build_into_the_default_home() -> None:
         check=True,
     ).stdout.split()
     assert out == [str(default_home() / "ollama"), versions.OLLAMA]
+
+
+def test_the_early_build_of_make_leaves_a_finished_build_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from terag_ollama_build import __main__ as early
+
+    target = build.binary_path(tmp_path, versions.OLLAMA)
+    target.parent.mkdir(parents=True)
+    target.write_text("#!/bin/sh\n")
+
+    def no_build(cache: Path, version: str, progress: object = None) -> Path:
+        raise AssertionError("built again")
+
+    monkeypatch.setattr(early, "ensure_binary", no_build)
+    assert early.main([str(tmp_path), versions.OLLAMA]) == 0
+
+    def fails(cache: Path, version: str, progress: object = None) -> Path:
+        raise build.OllamaBuildError("no Go here")
+
+    monkeypatch.setattr(early, "ensure_binary", fails)
+    monkeypatch.setattr(early.shutil, "which", lambda name: None)
+    assert early.main([str(tmp_path / "empty"), versions.OLLAMA]) == 1
