@@ -224,5 +224,5 @@ def test_the_early_build_of_make_leaves_a_finished_build_alone(
         raise build.OllamaBuildError("no Go here")
 
     monkeypatch.setattr(early, "ensure_binary", fails)
-    monkeypatch.setattr(early.shutil, "which", lambda name: None)
+    monkeypatch.setattr(shutil, "which", lambda name: None)
     assert early.main([str(tmp_path / "empty"), versions.OLLAMA]) == 1
