@@ -4,7 +4,8 @@ Generates a PDF of `--pages` pages of text (fpdf2, a development dependency), re
 PDF reader and splits it into passages as `terag index` does; reports seconds per stage and
 peak memory twice: Python allocations (tracemalloc, in a second pass, since tracing slows
 Python down) and the process's peak RSS. With `--index` it then indexes the document into a
-namespace of its own (dropped first) and reports that wall time and peak RSS too. Writes
+namespace of its own (dropped first) and reports that wall time and peak RSS too;
+`--trace-index` indexes under tracemalloc for the peak Python memory of indexing. Writes
 `<out>/documents_pdf_<pages>p.json`.
 """
 
@@ -85,7 +86,9 @@ def _read_and_split(path: Path, chunk_tokens: int, overlap: int) -> tuple[Any, i
     return doc, n, read_s, time.perf_counter() - t
 
 
-def run(pages: int, chunk_tokens: int, overlap: int, index: bool) -> dict[str, Any]:
+def run(
+    pages: int, chunk_tokens: int, overlap: int, index: bool, trace_index: bool = False
+) -> dict[str, Any]:
     from terag_neo4j.documents import default_tokenizer
     from terag_neo4j.eval.runinfo import peak_rss_mib
 
@@ -118,15 +121,17 @@ def run(pages: int, chunk_tokens: int, overlap: int, index: bool) -> dict[str, A
             "peak_rss_mib": round(rss, 1),
             "target_peak_mib": MEMORY_TARGET_MIB,
         }
-        if index:
-            result["index"] = _index(path)
-        result["within_target"] = max(result["peak_python_mib"], result["peak_rss_mib"]) <= (
-            MEMORY_TARGET_MIB
-        )
+        peaks = [result["peak_python_mib"], result["peak_rss_mib"]]
+        if index or trace_index:
+            result["index"] = _index(path, trace_index)
+            peaks.append(result["index"].get("peak_python_mib", 0))
+        # The target is on Python memory; the read stage's RSS counts too (it is the reader's
+        # alone), the indexing RSS does not (it holds the spaCy and embedding models).
+        result["within_target"] = max(peaks) <= MEMORY_TARGET_MIB
     return result
 
 
-def _index(path: Path) -> dict[str, Any]:
+def _index(path: Path, trace: bool) -> dict[str, Any]:
     import contextlib
 
     from terag_neo4j.client import TeragClient
@@ -142,15 +147,17 @@ def _index(path: Path) -> dict[str, Any]:
     with TeragClient(settings, namespace="bench_documents") as client:
         with contextlib.suppress(NamespaceNotFound):
             client.drop()
+        if trace:
+            tracemalloc.start()
         t = time.perf_counter()
         report = client.index([path], progress=False)
         wall = time.perf_counter() - t
+        out: dict[str, Any] = {"wall_s": round(wall, 2), "traced": trace}
+        if trace:
+            out["peak_python_mib"] = round(tracemalloc.get_traced_memory()[1] / 2**20, 1)
+            tracemalloc.stop()
         client.drop()
-    return {
-        "wall_s": round(wall, 2),
-        "passages": report.passages_total,
-        "peak_rss_mib": round(peak_rss_mib(), 1),
-    }
+    return {**out, "passages": report.passages_total, "peak_rss_mib": round(peak_rss_mib(), 1)}
 
 
 def register_cli(subparsers: Any) -> None:
@@ -167,6 +174,12 @@ def register_cli(subparsers: Any) -> None:
         "--index", action="store_true", help="also index it (namespace bench_documents, dropped)"
     )
     s.add_argument(
+        "--trace-index",
+        action="store_true",
+        help="index it with tracemalloc on: peak Python memory of indexing (slower, so its "
+        "seconds are not a throughput)",
+    )
+    s.add_argument(
         "--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default {DEFAULT_OUT})"
     )
     s.set_defaults(func=cmd_bench_documents)
@@ -175,7 +188,7 @@ def register_cli(subparsers: Any) -> None:
 def cmd_bench_documents(args: argparse.Namespace) -> int:
     from terag_neo4j.eval.runinfo import write_result
 
-    result = run(args.pages, args.chunk_tokens, args.chunk_overlap, args.index)
+    result = run(args.pages, args.chunk_tokens, args.chunk_overlap, args.index, args.trace_index)
     path = write_result(args.out, f"documents_pdf_{args.pages}p", result)
     lines = [
         f"{result['pages']}-page PDF ({result['pdf_bytes'] / 2**20:.1f} MiB, "
@@ -188,7 +201,12 @@ def cmd_bench_documents(args: argparse.Namespace) -> int:
     ]
     if "index" in result:
         ix = result["index"]
-        lines.append(f"  indexed in {ix['wall_s']} s, peak RSS {ix['peak_rss_mib']} MiB")
+        traced = (
+            f" (under tracemalloc), peak Python memory {ix['peak_python_mib']} MiB"
+            if ix["traced"]
+            else ""
+        )
+        lines.append(f"  indexed in {ix['wall_s']} s{traced}, peak RSS {ix['peak_rss_mib']} MiB")
     lines.append(f"  wrote {path}")
     print("\n".join(lines))
     return 0 if result["within_target"] else 1
