@@ -210,13 +210,13 @@ def _ask(args: argparse.Namespace, service: Service) -> int:
         uncited=ans.get("uncited", []),
     )
     text = f"{_format_answer(cited)}\n\n{_format_retrieval(view(r))}\n\n{tokens}"
-    obj = {
+    obj = {  # the keys of `terag ask --json` in-process (AnswerResult's fields), in its order
         "answer": ans["answer"],
-        "citations": ans.get("citations", []),
-        "uncited": ans.get("uncited", []),
         "retrieval": retrieval_json(r),
         "input_tokens": ans["input_tokens"],
         "output_tokens": ans["output_tokens"],
+        "citations": ans.get("citations", []),
+        "uncited": ans.get("uncited", []),
     }
     _emit(args, obj, text)
     return 0

@@ -98,7 +98,16 @@ def test_errors_through_the_service_keep_the_cli_exit_codes(service: Service) ->
     ask = terag(service, "ask", "--url", service.url, "-n", service.ns_a, "--json", QUESTION)
     if ask.returncode == 0:
         out = json.loads(ask.stdout)
-        assert list(out) == ["answer", "retrieval", "input_tokens", "output_tokens"]
+        assert list(out) == [
+            "answer",
+            "retrieval",
+            "input_tokens",
+            "output_tokens",
+            "citations",
+            "uncited",
+        ]
+        for c in out["citations"]:  # each with the passage's provenance, as in-process
+            assert c["provenance"]["source"] and c["passage_id"]
     else:
         assert ask.returncode in (1, 3) and "terag: error:" in ask.stderr, ask.stderr
 
