@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from terag_neo4j.service.remote import TeragRemote
-from tests.service.conftest import KEY_A, KEY_A_READ, SAMPLE, Service
+from tests.integration.conftest import SAMPLE
+from tests.service.conftest import KEY_A, KEY_A_READ, Service
 from tests.service.test_mcp import http_session, text_of
 
 pytestmark = pytest.mark.integration
