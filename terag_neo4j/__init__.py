@@ -29,10 +29,10 @@ _EXPORTS: dict[str, str] = {
     "TeragClient": "terag_neo4j.client",
     "AsyncTeragClient": "terag_neo4j.aio",
     "Settings": "terag_neo4j.config",
-    "RetrievalConfig": "terag_neo4j.presets",
+    "RetrievalConfig": "terag_neo4j.retrieval.presets",
     # input and results
-    "Document": "terag_neo4j.documents",
-    "IngestReport": "terag_neo4j.indexing",
+    "Document": "terag_neo4j.indexing.documents",
+    "IngestReport": "terag_neo4j.indexing.pipeline",
     "RetrievalResult": "terag_neo4j.results",
     "RetrievedPassage": "terag_neo4j.results",
     "MatchedConcept": "terag_neo4j.results",
@@ -46,11 +46,11 @@ _EXPORTS: dict[str, str] = {
     "TeragRetriever": "terag_neo4j.integrations.langchain",
     "TeragGraphRAGRetriever": "terag_neo4j.integrations.graphrag",
     # errors (TeragError and DependencyError are imported above)
-    "InputError": "terag_neo4j.documents",
-    "InputNotFound": "terag_neo4j.documents",
+    "InputError": "terag_neo4j.indexing.documents",
+    "InputNotFound": "terag_neo4j.indexing.documents",
     "SettingsError": "terag_neo4j.config",
-    "KnobError": "terag_neo4j.presets",
-    "RetrievalError": "terag_neo4j.retrieval",
+    "KnobError": "terag_neo4j.retrieval.presets",
+    "RetrievalError": "terag_neo4j.retrieval.retriever",
     "GraphStoreError": "terag_neo4j.store",
     "NamespaceNotFound": "terag_neo4j.store",
     "Neo4jUnavailable": "terag_neo4j.store",
@@ -107,15 +107,14 @@ if TYPE_CHECKING:
     from terag_neo4j.aio import AsyncTeragClient
     from terag_neo4j.client import TeragClient
     from terag_neo4j.config import Settings, SettingsError
-    from terag_neo4j.documents import Document, InputError, InputNotFound
     from terag_neo4j.embeddings import EmbeddingError
-    from terag_neo4j.indexing import IngestReport
+    from terag_neo4j.indexing.documents import Document, InputError, InputNotFound
+    from terag_neo4j.indexing.pipeline import IngestReport
     from terag_neo4j.integrations.graphrag import (
         TeragGraphRAGRetriever as TeragGraphRAGRetriever,
     )
     from terag_neo4j.integrations.langchain import TeragRetriever
     from terag_neo4j.llm import LLMError, LLMUnavailableError, ModelNotFoundError, TokenLedger
-    from terag_neo4j.presets import KnobError, RetrievalConfig
     from terag_neo4j.results import (
         AnswerResult,
         Citation,
@@ -125,7 +124,8 @@ if TYPE_CHECKING:
         RetrievedPassage,
         ScoreKind,
     )
-    from terag_neo4j.retrieval import RetrievalError
+    from terag_neo4j.retrieval.presets import KnobError, RetrievalConfig
+    from terag_neo4j.retrieval.retriever import RetrievalError
     from terag_neo4j.store import (
         GraphStoreError,
         InvalidNamespace,

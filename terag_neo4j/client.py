@@ -17,20 +17,21 @@ from typing import TYPE_CHECKING, Any, get_args
 
 from neo4j.exceptions import ClientError
 
-from terag_neo4j import gds
 from terag_neo4j.config import ExtractorName, Settings
-from terag_neo4j.documents import (
+from terag_neo4j.embeddings import CachedEmbedder, Embedder
+from terag_neo4j.indexing.documents import (
     Document,
     InputError,
     document_id_candidates,
     load_documents,
 )
-from terag_neo4j.embeddings import CachedEmbedder, Embedder
-from terag_neo4j.extraction import ExtractionCache, Extractor, make_extractor
-from terag_neo4j.indexing import Indexer, IngestReport
+from terag_neo4j.indexing.extraction import ExtractionCache, Extractor, make_extractor
+from terag_neo4j.indexing.pipeline import Indexer, IngestReport
+from terag_neo4j.indexing.sync import sync_folders
 from terag_neo4j.llm import OllamaLLM, TokenLedger
 from terag_neo4j.results import AnswerResult, Mode, RetrievalResult
-from terag_neo4j.retrieval import Retriever
+from terag_neo4j.retrieval import gds
+from terag_neo4j.retrieval.retriever import Retriever
 from terag_neo4j.store import (
     GraphStore,
     GraphStoreError,
@@ -39,7 +40,6 @@ from terag_neo4j.store import (
     neo4j_errors,
     one_line,
 )
-from terag_neo4j.sync import sync_folders
 
 if TYPE_CHECKING:
     from langchain_core.documents import Document as LCDocument
@@ -202,10 +202,10 @@ class TeragClient:
         `terag_neo4j.integrations.langchain.from_langchain` for their ids); idempotent and
         incremental: a document id indexed again replaces that document. Files are read by
         their content (PDF, .docx, HTML, Markdown, text, JSON Lines); in folders, `include` /
-        `exclude` globs select files (see `terag_neo4j.readers.walk`). With `errors`, a file
+        `exclude` globs select files (see `terag_neo4j.indexing.readers.walk`). With `errors`, a file
         that cannot be read is reported there and skipped; without it, it raises. Documents
         read before from files now gone from an indexed folder are listed in the report's
-        `missing_documents`; `prune` deletes them (see `terag_neo4j.sync`)."""
+        `missing_documents`; `prune` deletes them (see `terag_neo4j.indexing.sync`)."""
         from langchain_core.documents import Document as LCDocument
 
         if isinstance(source, str | Path | Document | LCDocument):
@@ -223,7 +223,7 @@ class TeragClient:
         docs += [x for x in items if isinstance(x, Document)]
         lc_docs = [x for x in items if isinstance(x, LCDocument)]
         if lc_docs:
-            from terag_neo4j.integrations.langchain import from_langchain
+            from terag_neo4j.integrations.langchain_documents import from_langchain
 
             docs += from_langchain(lc_docs)
         if self.settings.llm_budget is None:

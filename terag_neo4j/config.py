@@ -22,7 +22,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError as EnvParseError
 
 from terag_neo4j.errors import TeragError
-from terag_neo4j.presets import KNOBS, KnobError, PresetName, RetrievalConfig, resolve
+from terag_neo4j.retrieval.presets import KNOBS, KnobError, PresetName, RetrievalConfig, resolve
 
 ExtractorName = Literal["ollama", "spacy", "recorded"]
 BOLT_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")

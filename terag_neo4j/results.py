@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
 from terag_neo4j.provenance import PROVENANCE_FIELDS, Provenance
-from terag_neo4j.restart import MatchedConcept
 
 Mode = Literal["pagerank", "dense", "hybrid"]
 # What a passage's `score` is, by the mode that ranked it: its personalised-PageRank mass (the
@@ -19,6 +18,24 @@ SCORE_KINDS: dict[str, ScoreKind] = {
     "dense": "cosine",
     "hybrid": "rrf",
 }
+
+
+MatchKind = Literal["exact", "semantic"]
+
+
+@dataclass(frozen=True)
+class MatchedConcept:
+    entity: str  # what in the question matched: a span or an entity
+    uid: str
+    key: str
+    name: str
+    type: str
+    match: MatchKind
+    similarity: float
+    frequency: int
+    weight: float = 0.0
+    node: int = -1  # GDS node id
+    support: float = 0.0  # verified: the flat relevance of its best passage
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from terag_neo4j.documents import Document
+from terag_neo4j.indexing.documents import Document
 
 log = logging.getLogger(__name__)
 

@@ -17,10 +17,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from terag_neo4j import gds
-from terag_neo4j.concept_vectors import ensure_concept_vectors
 from terag_neo4j.config import Settings, SettingsError
-from terag_neo4j.documents import Document, to_passages
 from terag_neo4j.eval.baselines import BM25Baseline, DenseBaseline
 from terag_neo4j.eval.datasets import Dataset, DatasetError, namespace_for
 from terag_neo4j.eval.runs import KS, TOP_K, MethodRun, QuestionRun, Scorer, run_simple
@@ -34,6 +31,9 @@ from terag_neo4j.eval.variants import (
     TERAG_VARIANTS,
     knobs,
 )
+from terag_neo4j.indexing.documents import Document, to_passages
+from terag_neo4j.retrieval import gds
+from terag_neo4j.retrieval.concept_vectors import ensure_concept_vectors
 
 log = logging.getLogger(__name__)
 
@@ -249,7 +249,7 @@ class BenchRunner:
     def _run_terag(
         self, client: Any, ns: str, name: str, extractor: str, variant: str
     ) -> MethodRun:
-        from terag_neo4j.retrieval import Retriever
+        from terag_neo4j.retrieval.retriever import Retriever
 
         pinned = knobs(variant)
         settings = client.settings.with_overrides(retrieval=pinned)

@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from terag_neo4j.budget import Merge, Selection
 from terag_neo4j.config import Settings
-from terag_neo4j.documents import to_passages
 from terag_neo4j.eval.bench import BenchConfig, BenchRunner
 from terag_neo4j.eval.datasets import Dataset, namespace_for
 from terag_neo4j.eval.runs import TOP_K
+from terag_neo4j.indexing.budget import Merge, Selection
+from terag_neo4j.indexing.documents import to_passages
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +138,7 @@ def run_budget_curve(settings: Settings, dataset: Dataset, cfg: CurveConfig) -> 
             "server-reported prompt_eval_count + eval_count"
             if cfg.extractor == "ollama"
             else "HippoRAG's one-shot NER prompt and the recorded JSON answer, cl100k_base "
-            "(bpe-openai), OpenAI chat overhead; see terag_neo4j/reference_tokens.py"
+            "(bpe-openai), OpenAI chat overhead; see terag_neo4j/indexing/extraction/reference_tokens.py"
         ),
         "points": cfg.points,
         "total_s": round(time.perf_counter() - t0, 1),

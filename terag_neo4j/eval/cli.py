@@ -137,14 +137,14 @@ def register_cli(subparsers: Any) -> None:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from terag_neo4j.config import Settings
-    from terag_neo4j.documents import InputNotFound
     from terag_neo4j.eval.bench import BenchConfig, run_bench
     from terag_neo4j.eval.datasets import list_datasets, load_dataset, resolve_dataset
     from terag_neo4j.eval.report import detail_table, write_json, write_summary
+    from terag_neo4j.indexing.documents import InputNotFound
 
     settings = Settings()
     if settings.neo4j_uri is None and _needs_graph(args):
-        from terag_neo4j.server.neo4j_process import start
+        from terag_neo4j.local.neo4j_process import start
 
         start(settings)  # the managed local server: a no-op when it already runs
     folders = (

@@ -75,8 +75,8 @@ def write_long_pdf(path: Path, pages: int, paragraphs: int = 6) -> Path:
 
 
 def _read_and_split(path: Path, chunk_tokens: int, overlap: int) -> tuple[Any, int, float, float]:
-    from terag_neo4j.documents import document_id, to_passages
-    from terag_neo4j.readers import read_file
+    from terag_neo4j.indexing.documents import document_id, to_passages
+    from terag_neo4j.indexing.readers import read_file
 
     t = time.perf_counter()
     (doc,) = read_file(path, document_id(path), str(path))
@@ -89,8 +89,8 @@ def _read_and_split(path: Path, chunk_tokens: int, overlap: int) -> tuple[Any, i
 def run(
     pages: int, chunk_tokens: int, overlap: int, index: bool, trace_index: bool = False
 ) -> dict[str, Any]:
-    from terag_neo4j.documents import default_tokenizer
     from terag_neo4j.eval.runinfo import peak_rss_mib
+    from terag_neo4j.indexing.documents import default_tokenizer
 
     with tempfile.TemporaryDirectory(prefix="terag-bench-documents-") as tmp:
         path = Path(tmp) / f"long_{pages}p.pdf"
@@ -141,7 +141,7 @@ def _index(path: Path, trace: bool) -> dict[str, Any]:
 
     settings = Settings()
     if settings.neo4j_uri is None:
-        from terag_neo4j.server.neo4j_process import start
+        from terag_neo4j.local.neo4j_process import start
 
         start(settings)  # the managed local server: a no-op when it already runs
     with TeragClient(settings, namespace="bench_documents") as client:

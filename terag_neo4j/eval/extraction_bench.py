@@ -29,15 +29,15 @@ from typing import Any
 import ollama
 
 from terag_neo4j.config import Settings
-from terag_neo4j.documents import InputNotFound, Passage, jsonl_records
 from terag_neo4j.eval.datasets import RECORDED_FILE, load_dataset
-from terag_neo4j.extraction import (
+from terag_neo4j.indexing.documents import InputNotFound, Passage, jsonl_records
+from terag_neo4j.indexing.extraction import (
     Concept,
     SpacyExtractor,
     grounded,
     normalize_name,
 )
-from terag_neo4j.extraction.prompts import PASSAGE_PROMPTS
+from terag_neo4j.indexing.extraction.prompts import PASSAGE_PROMPTS
 from terag_neo4j.llm import OllamaLLM, Stage
 
 log = logging.getLogger(__name__)
@@ -314,7 +314,7 @@ def register_cli(subparsers: Any) -> None:
 
 
 def cmd_bench_extraction(args: Any) -> int:
-    from terag_neo4j.server import ollama as local
+    from terag_neo4j.local import ollama as local
 
     settings = Settings()
     passages, reference = sample_passages(args.dataset, args.passages)

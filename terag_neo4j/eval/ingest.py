@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from terag_neo4j.config import Settings
-from terag_neo4j.documents import Document
+from terag_neo4j.indexing.documents import Document
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +138,7 @@ def cmd_bench_index(args: argparse.Namespace) -> int:
         overrides["recorded_extractions"] = dataset.recorded_extractions
     settings = Settings().model_copy(update=overrides)
     if settings.neo4j_uri is None:
-        from terag_neo4j.server.neo4j_process import start
+        from terag_neo4j.local.neo4j_process import start
 
         start(settings)  # the managed local server: a no-op when it already runs
     ns = args.namespace or index_namespace(dataset.name, args.extractor)

@@ -59,7 +59,7 @@ def cmd_bench_isolation(args: argparse.Namespace) -> int:
     from terag_neo4j.eval.datasets import load_dataset
     from terag_neo4j.eval.ingest import index_namespace
     from terag_neo4j.eval.runinfo import write_result
-    from terag_neo4j.server import neo4j as local
+    from terag_neo4j.local import neo4j as local
 
     a = load_dataset(args.dataset_a, limit=args.limit)
     b = load_dataset(args.dataset_b, max_passages=args.b_passages)

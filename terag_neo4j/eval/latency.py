@@ -20,7 +20,7 @@ from typing import Any
 
 from terag_neo4j.config import Settings, SettingsError
 from terag_neo4j.eval.metrics import percentile, percentile_ms
-from terag_neo4j.presets import PRESETS
+from terag_neo4j.retrieval.presets import PRESETS
 
 log = logging.getLogger(__name__)
 
@@ -83,13 +83,13 @@ def parse_overrides(pairs: list[str]) -> dict[str, str]:
 
 
 def cmd_bench_latency(args: argparse.Namespace) -> int:
-    from terag_neo4j import walk
     from terag_neo4j.client import TeragClient
     from terag_neo4j.eval.datasets import load_dataset
     from terag_neo4j.eval.ingest import index_namespace
     from terag_neo4j.eval.metrics import recall_at_k
     from terag_neo4j.eval.reference import export_graph, personalized_pagerank, top_passages
     from terag_neo4j.eval.runinfo import write_result
+    from terag_neo4j.retrieval import walk
     from terag_neo4j.store import passage_uid
 
     dataset = load_dataset(args.dataset, limit=args.limit)
@@ -101,7 +101,7 @@ def cmd_bench_latency(args: argparse.Namespace) -> int:
     )
     rc = settings.retrieval
     if settings.neo4j_uri is None:
-        from terag_neo4j.server.neo4j_process import start
+        from terag_neo4j.local.neo4j_process import start
 
         start(settings)  # the managed local server: a no-op when it already runs
     with TeragClient(settings) as client:

@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from terag_neo4j.gds import Walk
+from terag_neo4j.retrieval.gds import Walk
 from terag_neo4j.store import GraphStore
 
 

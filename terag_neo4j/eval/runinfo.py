@@ -35,7 +35,7 @@ def neo4j_server_rss() -> dict[str, float]:
     """RSS of the local managed Neo4j, if that is what we talk to."""
     try:
         from terag_neo4j.config import Settings
-        from terag_neo4j.server.neo4j_process import status
+        from terag_neo4j.local.neo4j_process import status
 
         st = status(Settings())
         pid = getattr(st, "pid", None)

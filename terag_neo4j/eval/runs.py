@@ -8,9 +8,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from terag_neo4j.documents import Passage
 from terag_neo4j.eval.datasets import Dataset, Question
 from terag_neo4j.eval.metrics import COVERAGE_HIT, answer_coverage, mean, percentile, recall_at_k
+from terag_neo4j.indexing.documents import Passage
 
 TOP_K = 5
 KS = (2, 5)

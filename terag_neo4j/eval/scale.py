@@ -26,8 +26,8 @@ from typing import Any, cast
 import numpy as np
 
 from terag_neo4j.config import Settings, SettingsError
-from terag_neo4j.documents import InputNotFound
 from terag_neo4j.eval.runinfo import peak_rss_mib, process_rss_mib
+from terag_neo4j.indexing.documents import InputNotFound
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ def _local_server(settings: Settings) -> tuple[int | None, Path | None]:
     """Pid and database folder of the managed local Neo4j; (None, None) for a remote one."""
     if settings.neo4j_uri is not None:
         return None, None
-    from terag_neo4j.server import neo4j as local
+    from terag_neo4j.local import neo4j as local
 
     st = local.status(settings)
     return st.pid, local.layout(settings).data / "databases" / settings.neo4j_database
@@ -357,7 +357,7 @@ def cmd_scale(args: argparse.Namespace) -> int:
         if size < 1:
             raise SettingsError(f"--sizes must be at least 1, got {size}")
     if settings.neo4j_uri is None:
-        from terag_neo4j.server import neo4j as local
+        from terag_neo4j.local import neo4j as local
 
         local.start(settings)
     state = run_scale(

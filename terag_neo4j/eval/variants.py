@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from terag_neo4j.presets import PAPER, RetrievalConfig
+from terag_neo4j.retrieval.presets import PAPER, RetrievalConfig
 
 BASELINES = ("bm25", "dense")
 DEFAULT_KNOBS: dict[str, Any] = RetrievalConfig().model_dump()

@@ -93,7 +93,7 @@ class OllamaLLM:
         self.model = settings.llm_model
         self.host = settings.ollama_host
         self._retry_backoff_s = settings.llm_retry_backoff_s
-        # See terag_neo4j.server.ollama.num_thread for why 1 is the default.
+        # See terag_neo4j.local.ollama.num_thread for why 1 is the default.
         self._num_thread = settings.llm_num_thread
         self._client = ollama.Client(
             host=self.host, timeout=settings.llm_timeout_s, transport=transport

@@ -51,7 +51,7 @@ def _service_settings(args: argparse.Namespace) -> Any:
 
 def _neo4j(settings: Any) -> None:
     if settings.neo4j_uri is None:
-        from terag_neo4j.server.neo4j_process import start
+        from terag_neo4j.local.neo4j_process import start
 
         info = start(settings)
         log.info("Neo4j at %s", info.uri)

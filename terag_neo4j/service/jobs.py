@@ -23,7 +23,7 @@ from terag_neo4j.service.schemas import Job, JobState
 
 if TYPE_CHECKING:
     from terag_neo4j.client import TeragClient
-    from terag_neo4j.documents import Document
+    from terag_neo4j.indexing.documents import Document
 
 log = logging.getLogger(__name__)
 
@@ -161,7 +161,7 @@ class JobRegistry:
     @staticmethod
     def _plan(client: TeragClient, job: IngestJob) -> list[tuple[list[Document], int]]:
         """Documents in groups of about GROUP_PASSAGES passages, counted as the indexer will."""
-        from terag_neo4j.documents import default_tokenizer, split_document
+        from terag_neo4j.indexing.documents import default_tokenizer, split_document
 
         s = client.settings
         tok = default_tokenizer(s.embedding_model)

@@ -132,7 +132,7 @@ def build_mcp(
     ) -> dict[str, Any]:
         """Add (or replace) a document in a namespace; indexing runs in the background:
         poll ingest_status with the returned job id."""
-        from terag_neo4j.documents import Document
+        from terag_neo4j.indexing.documents import Document
 
         scoped(ctx, namespace, write=True)
         await ready()

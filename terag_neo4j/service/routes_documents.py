@@ -17,7 +17,7 @@ from terag_neo4j.service.routes_admin import ERRORS, runtime
 from terag_neo4j.service.schemas import Deleted, DocumentList, Job, TextsRequest
 
 if TYPE_CHECKING:
-    from terag_neo4j.documents import Document
+    from terag_neo4j.indexing.documents import Document
     from terag_neo4j.service.jobs import JobRegistry
 
 router = APIRouter(prefix="/v1")
@@ -30,7 +30,7 @@ def jobs(request: Request) -> JobRegistry:
 
 
 def _check_sizes(docs: list[Document]) -> None:
-    from terag_neo4j.documents import MAX_DOCUMENT_CHARS
+    from terag_neo4j.indexing.inputs import MAX_DOCUMENT_CHARS
 
     for d in docs:
         if len(d.text) > MAX_DOCUMENT_CHARS:
@@ -58,7 +58,7 @@ def _submit(request: Request, namespace: str, docs: list[Document]) -> Job:
 async def add_texts(request: Request, namespace: WriteNamespace, body: TextsRequest) -> Job:
     """Index texts in the background; poll the returned job. The same id with the same text
     again changes nothing; with another text it replaces the document."""
-    from terag_neo4j.documents import Document
+    from terag_neo4j.indexing.documents import Document
 
     ids = [d.id for d in body.documents]
     if len(set(ids)) != len(ids):
@@ -103,9 +103,9 @@ async def upload(
     """Index uploaded files (as `terag index` reads them, by their content: a PDF, .docx, HTML
     page or text file is one document with the file name as its id, a .jsonl file one document
     per line)."""
-    from terag_neo4j.documents import InputError
-    from terag_neo4j.readers import SUPPORTED_SUFFIXES, read_file, readable_kind
-    from terag_neo4j.readers.detect import JSONL_SUFFIXES
+    from terag_neo4j.indexing.documents import InputError
+    from terag_neo4j.indexing.readers import SUPPORTED_SUFFIXES, read_file, readable_kind
+    from terag_neo4j.indexing.readers.detect import JSONL_SUFFIXES
 
     docs: list[Document] = []
     with tempfile.TemporaryDirectory(prefix="terag-upload-") as tmp:

@@ -42,7 +42,7 @@ def retrieval_view(res: RetrievalResult) -> Retrieval:
 
 def _answer(text: str, comp: Any, res: RetrievalResult) -> Answer:
     """The reader's answer with the passages its markers name (`reader.cite`)."""
-    from terag_neo4j.reader import cite
+    from terag_neo4j.retrieval.reader import cite
 
     cited, uncited = cite(text, res.passages)
     return Answer(
@@ -80,7 +80,7 @@ async def retrieve(request: Request, namespace: ReadNamespace, body: RetrieveReq
 
 
 def _read(c: Any, question: str, res: RetrievalResult) -> Answer:
-    from terag_neo4j.reader import read
+    from terag_neo4j.retrieval.reader import read
 
     text, comp = read(c.llm, question, res.passages)
     return _answer(text, comp, res)
@@ -90,7 +90,7 @@ def _read_streamed(
     c: Any, question: str, res: RetrievalResult, emit: Callable[[str | None], None]
 ) -> Answer:
     """`_read`, handing each piece of the answer to `emit` as the reader writes it."""
-    from terag_neo4j.reader import read_stream
+    from terag_neo4j.retrieval.reader import read_stream
 
     try:
         gen = read_stream(c.llm, question, res.passages)

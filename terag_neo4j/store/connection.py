@@ -168,7 +168,7 @@ def connection_target(settings: Settings) -> tuple[str, str, str | None]:
     is unset. The local server's generated password goes to the local server only: with
     NEO4J_URI set and NEO4J_PASSWORD unset there is no password (a server without auth)."""
     if settings.neo4j_uri is None:
-        from terag_neo4j.server.neo4j_home import connection
+        from terag_neo4j.local.neo4j_home import connection
 
         return connection(settings)
     return settings.neo4j_uri, settings.neo4j_user, settings.neo4j_password

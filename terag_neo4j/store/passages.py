@@ -11,8 +11,8 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
-from terag_neo4j.documents import Passage
-from terag_neo4j.extraction import Concept, Extraction
+from terag_neo4j.indexing.documents import Passage
+from terag_neo4j.indexing.extraction import Concept, Extraction
 from terag_neo4j.store.core import bump_version_tx, chunks
 from terag_neo4j.store.cypher import load_cypher
 from terag_neo4j.store.documents import provenance_row

@@ -16,9 +16,9 @@ import pytest
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
-from terag_neo4j.documents import Document
+from terag_neo4j.indexing.documents import Document
 from terag_neo4j.llm import LLMError
-from terag_neo4j.server import ollama as srv
+from terag_neo4j.local import ollama as srv
 
 pytestmark = [pytest.mark.integration, pytest.mark.faults, pytest.mark.ollama]
 

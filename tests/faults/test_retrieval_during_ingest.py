@@ -12,8 +12,8 @@ import pytest
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
-from terag_neo4j.documents import Document, load_documents
-from terag_neo4j.indexing import Indexer
+from terag_neo4j.indexing.documents import Document, load_documents
+from terag_neo4j.indexing.pipeline import Indexer
 from terag_neo4j.store import GraphStore
 
 pytestmark = [pytest.mark.integration, pytest.mark.faults]

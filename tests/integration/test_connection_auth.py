@@ -9,7 +9,7 @@ import pytest
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
-from terag_neo4j.server import neo4j as local
+from terag_neo4j.local import neo4j as local
 from terag_neo4j.store import GraphStoreError
 from tests.fixtures.neo4j import Neo4jConn
 

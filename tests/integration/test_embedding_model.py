@@ -13,11 +13,12 @@ from typing import Any
 
 import pytest
 
-from terag_neo4j import documents, indexing
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
-from terag_neo4j.documents import Document, to_passages
 from terag_neo4j.embeddings import DEFAULT_MODEL, embedding_model_path
+from terag_neo4j.indexing import documents
+from terag_neo4j.indexing import pipeline as indexing
+from terag_neo4j.indexing.documents import Document, to_passages
 from terag_neo4j.store import GraphStoreError
 
 from .conftest import SAMPLE

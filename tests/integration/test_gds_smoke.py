@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from neo4j import Driver
 
-from terag_neo4j.server import neo4j as local
+from terag_neo4j.local import neo4j as local
 from tests.fixtures.neo4j import Neo4jConn
 
 pytestmark = pytest.mark.integration

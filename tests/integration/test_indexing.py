@@ -11,8 +11,8 @@ import pytest
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
-from terag_neo4j.documents import Document, Passage
-from terag_neo4j.extraction import Extraction, SpacyExtractor
+from terag_neo4j.indexing.documents import Document, Passage
+from terag_neo4j.indexing.extraction import Extraction, SpacyExtractor
 
 from .conftest import SAMPLE
 
@@ -233,7 +233,7 @@ class _FailingExtractor(SpacyExtractor):
 def test_interrupted_ingest_resumes_to_the_same_graph(
     base_settings: Settings, namespace: str
 ) -> None:
-    from terag_neo4j.indexing import Indexer
+    from terag_neo4j.indexing.pipeline import Indexer
 
     docs = [
         Document(id=f"d{i}", title=f"T{i}", text=f"Company {i} is based in City {i % 3}.")

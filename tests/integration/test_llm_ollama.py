@@ -21,7 +21,7 @@ from terag_neo4j.llm import (
     Stage,
     TokenLedger,
 )
-from terag_neo4j.server import ollama as srv
+from terag_neo4j.local import ollama as srv
 
 pytestmark = [pytest.mark.integration, pytest.mark.ollama]
 

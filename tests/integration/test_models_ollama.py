@@ -11,7 +11,7 @@ import pytest
 
 from terag_neo4j.config import Settings
 from terag_neo4j.llm import Message, OllamaLLM, Stage
-from terag_neo4j.server import ollama as srv
+from terag_neo4j.local import ollama as srv
 
 pytestmark = [pytest.mark.integration, pytest.mark.ollama]
 

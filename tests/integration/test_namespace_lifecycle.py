@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from terag_neo4j import gds
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
-from terag_neo4j.documents import Document
+from terag_neo4j.indexing.documents import Document
+from terag_neo4j.retrieval import gds
 from terag_neo4j.store import NamespaceDropped
 from terag_neo4j.store.ids import passage_label, text_index, vector_index
 
@@ -43,7 +43,7 @@ def test_accented_and_plain_spellings_meet_in_the_full_text_index(
             ("Capital of Baden-Wuerttemberg or Baden-Wurttemberg?", "b"),
         ):
             vec = client.retriever.embed_query(question)
-            from terag_neo4j.flat import flat_ranking
+            from terag_neo4j.retrieval.flat import flat_ranking
 
             flat = flat_ranking(client.store, namespace, question, vec, 10)
             assert flat.by_text >= 1, question  # the words matched, not only the vectors
@@ -126,7 +126,7 @@ def test_one_ingest_giving_its_lease_back_leaves_another_in_force(
 def test_the_lease_heartbeat_renews_a_lease_shorter_than_the_ingest(
     base_settings: Settings, namespace: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from terag_neo4j import ingest_lease
+    from terag_neo4j.indexing import lease as ingest_lease
 
     monkeypatch.setattr(ingest_lease, "LEASE_S", 2)
     with TeragClient(base_settings, namespace=namespace) as client:

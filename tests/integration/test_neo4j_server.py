@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from terag_neo4j.config import Settings
-from terag_neo4j.server import neo4j as local
+from terag_neo4j.local import neo4j as local
 from tests.fixtures.neo4j import Neo4jConn
 
 pytestmark = pytest.mark.integration

@@ -13,11 +13,11 @@ import uuid
 
 import pytest
 
-from terag_neo4j import gds
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
-from terag_neo4j.documents import Document
-from terag_neo4j.presets import RetrievalConfig
+from terag_neo4j.indexing.documents import Document
+from terag_neo4j.retrieval import gds
+from terag_neo4j.retrieval.presets import RetrievalConfig
 from terag_neo4j.store import GraphStore
 
 from .conftest import SAMPLE

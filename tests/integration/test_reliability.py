@@ -11,10 +11,10 @@ import pytest
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
-from terag_neo4j.documents import Document, InputError, load_documents
-from terag_neo4j.indexing import Indexer
+from terag_neo4j.indexing.documents import Document, InputError, load_documents
+from terag_neo4j.indexing.pipeline import Indexer
 from terag_neo4j.llm import LLMError
-from terag_neo4j.retrieval import RetrievalError
+from terag_neo4j.retrieval.retriever import RetrievalError
 
 from .conftest import connection_env
 

@@ -19,7 +19,7 @@ from neo4j.exceptions import AuthError
 from terag_neo4j import cli
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
-from terag_neo4j.server import neo4j as local
+from terag_neo4j.local import neo4j as local
 
 pytestmark = pytest.mark.integration
 

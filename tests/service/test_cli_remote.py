@@ -14,7 +14,7 @@ import pytest
 
 from terag_neo4j import cli
 from terag_neo4j.client import TeragClient
-from terag_neo4j.documents import document_id
+from terag_neo4j.indexing.documents import document_id
 from tests.service.conftest import KEY_A, KEY_ALL, REPO, Service
 
 pytestmark = pytest.mark.integration
@@ -57,7 +57,7 @@ def test_retrieve_json_through_the_service_is_the_in_process_json(service: Servi
     assert proc.returncode == 0, proc.stderr
     remote = json.loads(proc.stdout)
     with TeragClient(service.settings) as client:
-        local = cli._to_jsonable(client.retrieve(QUESTION, namespace=service.ns_a))
+        local = cli.to_jsonable(client.retrieve(QUESTION, namespace=service.ns_a))
     assert list(remote) == list(local)  # the same keys in the same order
     assert without_timings(remote) == without_timings(json.loads(json.dumps(local)))
     assert remote["timings"].keys() == local["timings"].keys()

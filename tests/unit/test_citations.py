@@ -7,17 +7,17 @@ from collections.abc import Generator
 
 import pytest
 
-from terag_neo4j.cli import _format_answer, _to_jsonable
-from terag_neo4j.documents import Document, Passage
-from terag_neo4j.ingest_report import IngestReport
+from terag_neo4j.cli.output import format_answer, to_jsonable
+from terag_neo4j.indexing.documents import Document, Passage
+from terag_neo4j.indexing.report import IngestReport
 from terag_neo4j.llm import Completion
-from terag_neo4j.reader import cite, parse_answer, read_stream, strip_markers
 from terag_neo4j.results import (
     AnswerResult,
     Provenance,
     RetrievalResult,
     RetrievedPassage,
 )
+from terag_neo4j.retrieval.reader import cite, parse_answer, read_stream, strip_markers
 
 GUIDE = Provenance("/docs/guideline.pdf", ("Dosing", "Adults"), 14, 15, 1200, 1900)
 PASSAGES = [
@@ -95,13 +95,13 @@ def test_answer_json_and_text_carry_citations_and_uncited_claims() -> None:
     res = RetrievalResult("q", "ns", [], [], list(PASSAGES), "pagerank")
     citations, uncited = cite("5 mg [1]. Safe.", PASSAGES)
     ans = AnswerResult("5 mg [1]. Safe.", res, 1, 2, citations, uncited)
-    out = _to_jsonable(ans)
+    out = to_jsonable(ans)
     assert out["citations"][0]["marker"] == 1
     assert out["citations"][0]["provenance"]["page_start"] == 14
     assert out["citations"][0]["provenance"]["heading_path"] == ["Dosing", "Adults"]
     assert out["uncited"] == ["Safe."]
     assert out["retrieval"]["passages"][0]["provenance"]["source"] == "/docs/guideline.pdf"
-    text = _format_answer(ans)
+    text = format_answer(ans)
     assert "[1] guideline.pdf p. 14\u201315 · Dosing > Adults" in text
     assert "uncited: Safe." in text
 

@@ -13,7 +13,7 @@ import pytest
 
 from terag_neo4j.aio import AsyncTeragClient
 from terag_neo4j.client import TeragClient
-from terag_neo4j.retrieval import Retriever
+from terag_neo4j.retrieval.retriever import Retriever
 
 
 def params(fn: Any) -> list[inspect.Parameter]:

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import shlex
 
-from terag_neo4j.cli import SAMPLE_DIR, build_parser
+from terag_neo4j.cli import build_parser
+from terag_neo4j.cli.commands import SAMPLE_DIR
+from terag_neo4j.cli.demo import recap
 from terag_neo4j.config import Settings
-from terag_neo4j.demo import recap
-from terag_neo4j.ingest_report import IngestReport
+from terag_neo4j.indexing.report import IngestReport
 from terag_neo4j.store.namespaces import NamespaceInfo
 
 QUESTION = "Who designed the Volkswagen Beetle?"

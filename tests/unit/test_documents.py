@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from terag_neo4j.chunking import chunk_text, pack, sections
-from terag_neo4j.documents import (
+from terag_neo4j.indexing.chunking import chunk_text, pack, sections
+from terag_neo4j.indexing.documents import (
     Document,
     InputError,
     default_tokenizer,

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from terag_neo4j import embeddings
 from terag_neo4j.embeddings import CachedEmbedder, Embedder
+from terag_neo4j.embeddings import model as embeddings
 
 
 class FakeModel:

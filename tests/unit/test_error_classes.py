@@ -51,7 +51,7 @@ def test_a_server_that_is_down_or_restarting_is_unavailable(error: Exception) ->
     out = translated(error)
     assert isinstance(out, Neo4jUnavailable) and out.__cause__ is error
     assert URI in str(out) and "\n" not in str(out)
-    assert cli._error_line(out)[1] == cli.EXIT_UNAVAILABLE
+    assert cli.error_line(out)[1] == cli.EXIT_UNAVAILABLE
 
 
 @pytest.mark.parametrize(
@@ -72,7 +72,7 @@ def test_transient_errors_are_not_an_unavailable_server(code: str) -> None:
     text = str(out)
     assert "unavailable" not in text.lower() and "terag server status" not in text
     assert code.rsplit(".", 1)[1] in text and "\n" not in text
-    code_line = cli._error_line(out)[1]
+    code_line = cli.error_line(out)[1]
     assert code_line == cli.EXIT_NEO4J != cli.EXIT_UNAVAILABLE
 
 
@@ -89,7 +89,7 @@ def test_refused_credentials_are_an_auth_error_with_their_own_exit_code(code: st
     out = translated(error)
     assert isinstance(out, Neo4jAuthError) and not isinstance(out, Neo4jUnavailable)
     assert "NEO4J_PASSWORD" in str(out) and URI in str(out)
-    assert cli._error_line(out)[1] == cli.EXIT_AUTH
+    assert cli.error_line(out)[1] == cli.EXIT_AUTH
     assert len({cli.EXIT_AUTH, cli.EXIT_UNAVAILABLE, cli.EXIT_NEO4J, cli.EXIT_USAGE}) == 4
 
 
@@ -122,7 +122,7 @@ def test_query_errors_pass_through_for_their_callers() -> None:
 
 
 def test_a_missing_gds_plugin_is_not_reported_as_an_unavailable_server() -> None:
-    from terag_neo4j import gds
+    from terag_neo4j.retrieval import gds
 
     class NoGds:
         def read(self, name: str, **params: object) -> list[dict[str, object]]:
@@ -133,7 +133,7 @@ def test_a_missing_gds_plugin_is_not_reported_as_an_unavailable_server() -> None
     with pytest.raises(GraphStoreError) as info:
         gds.check_version(NoGds())  # type: ignore[arg-type]
     assert not isinstance(info.value, Neo4jUnavailable)
-    assert cli._error_line(info.value)[1] == cli.EXIT_NEO4J
+    assert cli.error_line(info.value)[1] == cli.EXIT_NEO4J
 
 
 def test_the_documented_exit_codes_are_distinct() -> None:

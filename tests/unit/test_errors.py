@@ -31,10 +31,10 @@ def test_every_module_is_walked() -> None:
     # The walk reaches the subpackages (a silent empty walk would pass the test below).
     for expected in (
         "terag_neo4j.store.connection",
-        "terag_neo4j.server.models",
+        "terag_neo4j.local.models",
         "terag_neo4j.eval.datasets",
         "terag_neo4j.integrations.langchain",
-        "terag_neo4j.extraction.recorded",
+        "terag_neo4j.indexing.extraction.recorded",
     ):
         assert expected in names
 
@@ -56,11 +56,11 @@ def test_every_error_class_is_a_terag_error() -> None:
 @pytest.mark.parametrize(
     ("path", "builtin"),
     [
-        ("terag_neo4j.documents.InputError", ValueError),
-        ("terag_neo4j.documents.InputNotFound", ValueError),
+        ("terag_neo4j.indexing.documents.InputError", ValueError),
+        ("terag_neo4j.indexing.documents.InputNotFound", ValueError),
         ("terag_neo4j.config.SettingsError", ValueError),
-        ("terag_neo4j.presets.KnobError", ValueError),
-        ("terag_neo4j.retrieval.RetrievalError", ValueError),
+        ("terag_neo4j.retrieval.presets.KnobError", ValueError),
+        ("terag_neo4j.retrieval.retriever.RetrievalError", ValueError),
         ("terag_neo4j.store.InvalidNamespace", ValueError),
         ("terag_neo4j.store.GraphStoreError", RuntimeError),
         ("terag_neo4j.store.NamespaceNotFound", RuntimeError),
@@ -83,9 +83,9 @@ def test_errors_keep_their_builtin_base(path: str, builtin: type[Exception]) -> 
 def test_server_and_bench_errors_are_terag_errors() -> None:
     from terag_neo4j.cli import UsageError
     from terag_neo4j.eval.datasets import DatasetError
-    from terag_neo4j.server.models import ModelIntegrityError
-    from terag_neo4j.server.neo4j_home import ServerError
-    from terag_neo4j.server.ollama_home import OllamaSetupError
+    from terag_neo4j.local.models import ModelIntegrityError
+    from terag_neo4j.local.neo4j_home import ServerError
+    from terag_neo4j.local.ollama_home import OllamaSetupError
 
     for cls in (UsageError, DatasetError, ModelIntegrityError, ServerError, OllamaSetupError):
         assert issubclass(cls, TeragError), cls

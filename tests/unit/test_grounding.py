@@ -1,7 +1,7 @@
 """Mention grounding: which concepts a passage names (no services)."""
 
-from terag_neo4j.documents import Passage
-from terag_neo4j.grounding import candidates, mentions
+from terag_neo4j.indexing.documents import Passage
+from terag_neo4j.indexing.grounding import candidates, mentions
 
 
 def test_candidates_are_ngrams_without_stopwords_at_their_ends() -> None:

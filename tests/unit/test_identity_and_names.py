@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from terag_neo4j.documents import load_documents
-from terag_neo4j.gds import projection_name_re
+from terag_neo4j.indexing.documents import load_documents
+from terag_neo4j.retrieval.gds import projection_name_re
 from terag_neo4j.store import check_namespace
 
 

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from terag_neo4j import cli, documents
-from terag_neo4j.chunking import MAX_CHARS_PER_TOKEN, chunk_text
-from terag_neo4j.documents import (
+from terag_neo4j import cli
+from terag_neo4j.indexing import inputs
+from terag_neo4j.indexing.chunking import MAX_CHARS_PER_TOKEN, chunk_text
+from terag_neo4j.indexing.documents import (
     Document,
     InputError,
     InputNotFound,
@@ -39,7 +40,7 @@ def test_a_two_megabyte_line_without_spaces_is_chunked_small_enough_for_spacy() 
     assert len(passages) > 1
     assert all(len(p.text) <= 256 * MAX_CHARS_PER_TOKEN for p in passages)
     assert sum(len(p.text) for p in passages) >= len(blob)
-    from terag_neo4j.extraction import SpacyExtractor
+    from terag_neo4j.indexing.extraction import SpacyExtractor
 
     extractor = SpacyExtractor()
     assert len(extractor.extract(passages[:2], "t")) == 2  # no spaCy [E088] (text too long)
@@ -61,7 +62,7 @@ def test_long_documents_do_not_warn_about_the_model_window(
 def test_an_oversized_file_is_skipped_and_named(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(documents, "MAX_DOCUMENT_CHARS", 1000)
+    monkeypatch.setattr(inputs, "MAX_DOCUMENT_CHARS", 1000)
     (tmp_path / "big.txt").write_text("word " * 1000, encoding="utf-8")
     (tmp_path / "small.txt").write_text("A small file.", encoding="utf-8")
     errors: list[str] = []

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from terag_neo4j.server import models
-from terag_neo4j.server import ollama as srv
+from terag_neo4j.local import models
+from terag_neo4j.local import ollama as srv
 
 
 def _string(s: str) -> bytes:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from terag_neo4j.config import Settings
-from terag_neo4j.server import neo4j as local
-from terag_neo4j.server.neo4j_config import _heap_flag
+from terag_neo4j.local import neo4j as local
+from terag_neo4j.local.neo4j_config import _heap_flag
 
 
 @pytest.mark.parametrize(

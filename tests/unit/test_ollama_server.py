@@ -12,7 +12,7 @@ import ollama
 import pytest
 
 from terag_neo4j.config import Settings
-from terag_neo4j.server import ollama as srv
+from terag_neo4j.local import ollama as srv
 
 # `ollama show` output of a model created by `ensure_model` on Ollama 0.17.4.
 SHOWN_PARAMETERS = (

@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from terag_neo4j import onnx_models
-from terag_neo4j.embeddings import DependencyError, Embedder, model_id
-from terag_neo4j.errors import TeragError
+from terag_neo4j.embeddings import Embedder, model_id
+from terag_neo4j.embeddings import onnx as onnx_models
+from terag_neo4j.errors import DependencyError, TeragError
 
 SPEC = onnx_models.PACKAGED["bge-small-en-v1.5"]
 

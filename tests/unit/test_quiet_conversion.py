@@ -9,7 +9,7 @@ import warnings
 
 import pytest
 
-from terag_neo4j.third_party import captured
+from terag_neo4j.embeddings.quiet import captured
 
 
 def _library_logger() -> logging.Logger:

@@ -9,9 +9,9 @@ import json
 
 import pytest
 
-from terag_neo4j.cli import _to_jsonable
-from terag_neo4j.reader import READER_FORMAT, parse_answer, reader_format
+from terag_neo4j.cli import to_jsonable
 from terag_neo4j.results import AnswerResult, RetrievalResult, RetrievedPassage
+from terag_neo4j.retrieval.reader import READER_FORMAT, parse_answer, reader_format
 
 
 @pytest.mark.parametrize(
@@ -63,7 +63,7 @@ def test_score_kind_says_what_the_score_is() -> None:
 
 def test_cli_json_carries_score_kind_and_fallback_reason_also_nested() -> None:
     res = _result("dense", "no entities found in the query")
-    out = _to_jsonable(res)
+    out = to_jsonable(res)
     assert (out["mode"], out["score_kind"]) == ("dense", "cosine")
     assert out["fallback_reason"] == "no entities found in the query"
     assert out["passages"][0] == {
@@ -81,14 +81,15 @@ def test_cli_json_carries_score_kind_and_fallback_reason_also_nested() -> None:
             "char_end": None,
         },
     }
-    nested = _to_jsonable(AnswerResult("x", _result("hybrid"), 1, 2))
+    nested = to_jsonable(AnswerResult("x", _result("hybrid"), 1, 2))
     assert nested["retrieval"]["score_kind"] == "rrf" and nested["answer"] == "x"
     json.dumps(nested)
 
 
 def test_cli_mode_hybrid_sets_the_retrieval_knob(monkeypatch: pytest.MonkeyPatch) -> None:
     # `terag retrieve --mode hybrid` once died with "unknown setting hybrid".
-    from terag_neo4j.cli import _settings, build_parser
+    from terag_neo4j.cli import build_parser
+    from terag_neo4j.cli.commands import _settings
 
     monkeypatch.delenv("TERAG_RETRIEVAL", raising=False)
     args = build_parser().parse_args(["retrieve", "q", "--mode", "hybrid", "-n", "ns"])

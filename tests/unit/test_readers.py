@@ -11,9 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from terag_neo4j.documents import Document, InputError, Passage, load_documents, to_passages
-from terag_neo4j.readers import read_file
-from terag_neo4j.readers.common import MissingReader
+from terag_neo4j.indexing.documents import (
+    Document,
+    InputError,
+    Passage,
+    load_documents,
+    to_passages,
+)
+from terag_neo4j.indexing.readers import read_file
+from terag_neo4j.indexing.readers.common import MissingReader
 from tests.fixtures.document_files import (
     article_html,
     write_docx,

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from terag_neo4j import cli
-from terag_neo4j.documents import InputNotFound, iter_sources, load_documents
-from terag_neo4j.readers.walk import matches
+from terag_neo4j.indexing.documents import InputNotFound, iter_sources, load_documents
+from terag_neo4j.indexing.readers.walk import matches
 from tests.fixtures.document_files import broken_and_good_folder, write_pdf
 
 

@@ -5,15 +5,15 @@ from typing import Any
 
 import pytest
 
-from terag_neo4j.flat import FlatRanking, _scaled, lucene_query, rrf_fuse
-from terag_neo4j.presets import RetrievalConfig
-from terag_neo4j.restart import (
+from terag_neo4j.results import RetrievedPassage
+from terag_neo4j.retrieval.flat import FlatRanking, _scaled, lucene_query, rrf_fuse
+from terag_neo4j.retrieval.presets import RetrievalConfig
+from terag_neo4j.retrieval.restart import (
     MatchedConcept,
     paper_weights,
     passage_seeds,
     verified_weights,
 )
-from terag_neo4j.results import RetrievedPassage
 from terag_neo4j.store.pairs import pair_deltas, pair_key
 from terag_neo4j.store.search import search_fields
 

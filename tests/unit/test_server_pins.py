@@ -1,4 +1,4 @@
-"""The version pins of terag_neo4j/server/versions.py: consistent, new enough, and the ones
+"""The version pins of terag_neo4j/local/versions.py: consistent, new enough, and the ones
 docker-compose.yml uses (the compose file is only checked here, never read at run time)."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from typing import Any
 
 import yaml
 
-from terag_neo4j.server import neo4j as local
-from terag_neo4j.server import ollama, versions
+from terag_neo4j.local import neo4j as local
+from terag_neo4j.local import ollama, versions
 
 COMPOSE = Path(__file__).resolve().parents[2] / "docker-compose.yml"
 
@@ -58,8 +58,8 @@ def test_neo4j_and_gds_are_a_supported_pair() -> None:
 def test_server_modules_do_not_need_pyyaml() -> None:
     # PyYAML is a test dependency only: the server manager and the CLI must not import it.
     code = (
-        "import sys, terag_neo4j.cli, terag_neo4j.server.neo4j, terag_neo4j.server.ollama; "
-        "terag_neo4j.server.neo4j.load_pins(); print('yaml' in sys.modules)"
+        "import sys, terag_neo4j.cli, terag_neo4j.local.neo4j, terag_neo4j.local.ollama; "
+        "terag_neo4j.local.neo4j.load_pins(); print('yaml' in sys.modules)"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from terag_neo4j.config import Settings
-from terag_neo4j.server import neo4j as local
+from terag_neo4j.local import neo4j as local
 from terag_neo4j.store import connection_target
 
 

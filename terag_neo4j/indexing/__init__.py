@@ -1,0 +1,1 @@
+"""Indexing: documents -> passages -> concepts -> Neo4j."""

@@ -1,0 +1,230 @@
+"""Input stage: documents from files or Python objects, split into passages.
+
+A passage id is stable across runs: the id the input gives it, else a hash of its content, so
+re-ingesting the same input maps onto the same graph nodes. A file's document id is its absolute
+path (`document_id`), so two files are never one document, whatever their names.
+"""
+
+from __future__ import annotations
+
+import logging
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Protocol
+
+from terag_neo4j.indexing import inputs
+from terag_neo4j.indexing.chunking import chunk_spans
+from terag_neo4j.indexing.inputs import Document, InputError, InputNotFound, absolute, content_hash
+from terag_neo4j.indexing.readers.text import jsonl_records
+
+log = logging.getLogger(__name__)
+
+# Document and its errors live in `inputs`, file reading in `readers`; importable from here too.
+__all__ = [
+    "Document",
+    "InputError",
+    "InputNotFound",
+    "Passage",
+    "absolute",
+    "content_hash",
+    "default_tokenizer",
+    "document_id",
+    "document_id_candidates",
+    "iter_files",
+    "iter_sources",
+    "jsonl_records",
+    "load_documents",
+    "split_document",
+    "to_passages",
+]
+
+
+@dataclass(frozen=True)
+class Passage:
+    id: str
+    doc_id: str
+    position: int
+    title: str  # what it is shown and embedded under: a record's title, or its heading path
+    text: str
+    heading: str = ""  # the name that becomes its title concept ("" = none)
+    source: str = ""  # its document's `source`: the file (and line) it was read from
+    # Provenance, for citations: the headings above it (outermost first), the pages of its
+    # document it spans (1-based, inclusive; None where the format has no pages) and where its
+    # text lies in the document's extracted text (None for a record indexed whole).
+    heading_path: tuple[str, ...] = ()
+    page_start: int | None = None
+    page_end: int | None = None
+    char_start: int | None = None
+    char_end: int | None = None
+
+    @property
+    def content(self) -> str:
+        """What the LLM, the embedder and the reader see: HippoRAG's `title + "\\n" + text`."""
+        return f"{self.title}\n{self.text}" if self.title else self.text
+
+    @property
+    def hash(self) -> str:
+        return content_hash(self.content)
+
+
+class Tokenizer(Protocol):
+    def __call__(self, text: str, **kwargs: object) -> object: ...
+
+
+@lru_cache(maxsize=4)
+def default_tokenizer(model: str | None = None) -> object:
+    """The embedding model's own tokenizer (TERAG_EMBEDDING_MODEL; default: the bundled
+    MiniLM's WordPiece): passages are sized in the tokens that matter."""
+    from transformers import AutoTokenizer
+
+    from terag_neo4j.embeddings import DEFAULT_MODEL, embedding_model_path, settings_home
+    from terag_neo4j.embeddings import onnx as onnx_models
+
+    if model and onnx_models.is_packaged(model):
+        return onnx_models.sizing_tokenizer(model, settings_home())
+    path = str(embedding_model_path(model or DEFAULT_MODEL))
+    return AutoTokenizer.from_pretrained(path, local_files_only=Path(path).is_dir())
+
+
+def split_document(
+    doc: Document,
+    max_tokens: int,
+    overlap: int,
+    tokenizer: object | None = None,
+    model: str | None = None,
+) -> list[Passage]:
+    """A document's passages: a benchmark record whole, anything else by its structure
+    (`chunking`); a passage's title is its heading path under the document's title."""
+    name = doc.title if doc.title_is_name else ""
+    if doc.is_passage:
+        text = doc.text.strip()
+        return [Passage(doc.id, doc.id, 0, doc.title, text, name, doc.source)]
+    tok = tokenizer or default_tokenizer(model)
+    parts = list(chunk_spans(doc.text, max_tokens, overlap, tok))
+    out = []
+    for i, c in enumerate(parts):
+        heads = tuple(h for h in c.path if h != doc.title)
+        title = " > ".join(h for h in (doc.title, *heads) if h)
+        heading = heads[-1] if heads else name
+        pid = doc.id if len(parts) == 1 else f"{doc.id}#{i}"
+        first, last = _page(doc.pages, c.start), _page(doc.pages, c.end - 1)
+        span = {"char_start": c.start, "char_end": c.end, "page_start": first, "page_end": last}
+        out.append(Passage(pid, doc.id, i, title, c.text, heading, doc.source, heads, **span))
+    return out
+
+
+def _page(pages: tuple[int, ...], offset: int) -> int | None:
+    """The 1-based page holding character `offset` of a text whose pages start at `pages`."""
+    return bisect_right(pages, offset) if pages else None
+
+
+def to_passages(
+    docs: Iterable[Document],
+    max_tokens: int,
+    overlap: int,
+    tokenizer: object | None = None,
+    model: str | None = None,
+) -> Iterator[Passage]:
+    """Passages of every usable document, sized by `tokenizer` (default: that of the embedding
+    model `model`); empty documents are skipped with a warning, never silently."""
+    seen: set[str] = set()
+    for doc in docs:
+        if not doc.text.strip():
+            log.warning("skipping empty document %r (%s)", doc.id, doc.source or "python object")
+            continue
+        if len(doc.text) > inputs.MAX_DOCUMENT_CHARS:
+            raise InputError(
+                f"document {doc.id!r} ({doc.source or 'python object'}) has {len(doc.text):,} "
+                f"characters, over the {inputs.MAX_DOCUMENT_CHARS:,} limit; split it into smaller files"
+            )
+        for p in split_document(doc, max_tokens, overlap, tokenizer, model):
+            if p.id in seen:
+                log.warning("duplicate passage id %r in the input; keeping the first", p.id)
+                continue
+            seen.add(p.id)
+            yield p
+
+
+def document_id(path: str | Path) -> str:
+    """The id of a file: its absolute path.
+
+    Only the whole path tells `a/docs/readme.md` from `b/docs/readme.md`: an id made of the
+    last folder names would make them one document (the second replacing the first, and a
+    delete of any `.../docs/readme.md` removing it). The absolute path is the same however the
+    path was typed (`docs/`, `./docs`, `/abs/docs`, `.` inside it) and wherever the command
+    runs, and whether the file was named on its own or found in a folder. Moving a corpus makes
+    new documents: delete the old ones by their old paths (`terag delete OLD_PATH`, which works
+    when the file is gone too).
+    """
+    return absolute(path)
+
+
+def document_id_candidates(path: str | Path) -> list[str]:
+    """The id `index` gave the file at `path` (its absolute path): one candidate, worked out
+    from the path alone, so a file deleted from the disk still resolves; never a file at
+    another path whose last folders have the same names."""
+    return [absolute(path)]
+
+
+def iter_sources(
+    paths: Sequence[str | Path], include: Sequence[str] = (), exclude: Sequence[str] = ()
+) -> Iterator[tuple[Path, str]]:
+    """(file, document id) for every supported file under `paths`, in a stable order: folders
+    walked recursively (`terag_neo4j.indexing.readers.walk`: hidden and unsupported files skipped,
+    symbolic link loops detected, `include` / `exclude` globs applied); a file named itself is
+    taken whatever the globs say."""
+    from terag_neo4j.indexing.readers import SUPPORTED_SUFFIXES, readable_kind
+    from terag_neo4j.indexing.readers.walk import walk
+
+    for raw in paths:
+        p = Path(raw)
+        if not p.exists():
+            raise InputNotFound(f"{p}: no such file or directory")
+        if p.is_dir():
+            files = list(walk(p, include, exclude))
+            if not files:
+                selected = " matching --include / --exclude" if include or exclude else ""
+                raise InputNotFound(
+                    f"{p}: no supported files{selected} in this folder (nor below it); "
+                    f"supported: {', '.join(sorted(SUPPORTED_SUFFIXES))}"
+                )
+            for f in files:
+                yield f, document_id(f)
+        elif p.suffix.lower() in SUPPORTED_SUFFIXES:
+            yield p, document_id(p)
+        else:
+            readable_kind(p)  # a PDF, .docx or HTML page under another name is read as such
+            yield p, document_id(p)
+
+
+def iter_files(paths: Sequence[str | Path]) -> Iterator[Path]:
+    for path, _ in iter_sources(paths):
+        yield path
+
+
+def load_documents(
+    paths: Sequence[str | Path],
+    errors: list[str] | None = None,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+) -> Iterator[Document]:
+    """Documents from files and folders (recursively; see `iter_sources`), each file read by
+    the reader its content calls for (`terag_neo4j.indexing.readers`); ids as `document_id` makes them.
+
+    With `errors` given, an unreadable file is reported there (one line naming it) and skipped
+    so one bad file does not stop a large ingest; without it the first bad file raises
+    `InputError`.
+    """
+    from terag_neo4j.indexing.readers import read_file
+
+    for path, doc_id in iter_sources(paths, include, exclude):
+        try:
+            yield from read_file(path, doc_id, absolute(path))
+        except InputError as e:
+            if errors is None:
+                raise
+            log.error("%s", e)
+            errors.append(str(e))

@@ -1,0 +1,66 @@
+"""What indexing takes in: a `Document` (from a file or from Python), its id and hash helpers, and
+the errors of input that cannot be read."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from terag_neo4j.errors import TeragError
+
+MAX_DOCUMENT_CHARS = (
+    20_000_000  # beyond this a "document" is almost surely a mistake (a dump, a binary)
+)
+
+
+class InputError(TeragError, ValueError):
+    """Input that cannot be read; the message names the file and what is wrong."""
+
+
+class InputNotFound(InputError):
+    """A path that does not exist, or a folder without any file of a supported type."""
+
+
+@dataclass(frozen=True)
+class Document:
+    id: str
+    text: str
+    title: str = ""
+    # Where it was read from: a file's absolute path (`path:line` for a JSONL record); "" for
+    # a document made in Python. Passed on to its passages.
+    source: str = ""
+    # A record that already is a passage (benchmark corpora) is indexed whole, never re-chunked.
+    is_passage: bool = False
+    # Whether `title` names the content (a record's title, a Markdown heading) and so becomes a
+    # title concept; a title made from a file name does not.
+    title_is_name: bool = True
+    # Where each page starts in `text` (a PDF's); empty for a format without pages.
+    pages: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name in ("id", "text", "title", "source"):
+            value = getattr(self, name)
+            if not isinstance(value, str):
+                raise InputError(
+                    f"Document.{name} must be a str, got {type(value).__name__} "
+                    f"({_preview(value)}); convert it first, e.g. Document(id=..., text=str(x))"
+                )
+        if not self.id.strip():
+            raise InputError("Document.id must not be empty: give each document a stable id")
+
+
+def _preview(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def absolute(path: str | Path) -> str:
+    """`path` made absolute, "." and ".." resolved, in POSIX form. Symlinks are kept as named:
+    a folder reached through a link (`current -> v2`) keeps its ids when the link moves on."""
+    return Path(os.path.abspath(path)).as_posix()

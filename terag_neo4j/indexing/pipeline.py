@@ -1,0 +1,383 @@
+"""Indexing pipeline: documents -> passages -> extraction -> embeddings -> Neo4j.
+
+Work goes in batches, each written in one transaction, so an interrupted ingest leaves a graph
+that is consistent up to the last batch; the extraction cache keeps what was paid for after it,
+and a rerun only does what is missing.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
+from datetime import UTC, datetime
+from typing import Any
+
+from tqdm import tqdm
+
+from terag_neo4j.config import Settings, SettingsError
+from terag_neo4j.embeddings import CachedEmbedder, model_id
+from terag_neo4j.indexing.budget_phase import BudgetPhase
+from terag_neo4j.indexing.documents import Document, Passage, to_passages
+from terag_neo4j.indexing.extraction import (
+    Extraction,
+    ExtractionCache,
+    Extractor,
+    extract_with_cache,
+    with_title_concepts,
+)
+from terag_neo4j.indexing.grounding import passage_candidates
+from terag_neo4j.indexing.lease import held_lease
+from terag_neo4j.indexing.report import IngestReport
+from terag_neo4j.retrieval.concept_vectors import ensure_concept_vectors
+from terag_neo4j.store import (
+    GraphStore,
+    GraphStoreError,
+    Neo4jTransientError,
+    Neo4jUnavailable,
+    check_embedding_model,
+    check_namespace,
+    one_line,
+    passage_uid,
+)
+from terag_neo4j.store.documents import passage_provenance
+
+log = logging.getLogger(__name__)
+__all__ = ["Indexer", "IngestReport"]
+
+GROUND_BATCH = 2000  # passages grounded per transaction
+VOCABULARY_SCAN_MAX = 300_000  # up to this many concepts, grounding reads all their names once
+
+
+class Indexer(BudgetPhase):
+    def __init__(
+        self,
+        settings: Settings,
+        store: GraphStore,
+        extractor: Extractor,
+        embedder: CachedEmbedder,
+        cache: ExtractionCache,
+        batch_passages: int = 512,
+        core_extractor: Extractor | None = None,
+    ) -> None:
+        """`extractor` extracts every passage; with `settings.llm_budget` set it is the cheap
+        one (spaCy) and `core_extractor` (the LLM) extracts the core passages only."""
+        if settings.llm_budget is not None and core_extractor is None:
+            raise SettingsError("an LLM budget needs a core extractor (the LLM)")
+        self.settings = settings
+        self.store = store
+        self.extractor = extractor
+        self.core_extractor = core_extractor if settings.llm_budget is not None else None
+        self.embedder = embedder
+        self.cache = cache
+        self.batch_passages = batch_passages
+        # The embedding model and its vector size, recorded on the namespace with each write
+        self._embedding_meta: dict[str, Any] = {}
+
+    def index(
+        self,
+        documents: Iterable[Document],
+        namespace: str | None = None,
+        progress: bool = True,
+    ) -> IngestReport:
+        ns = check_namespace(namespace or self.settings.namespace)
+        # Every write of this ingest goes to the namespace as it found it: a drop meanwhile
+        # fails the ingest instead of leaving a new, partial namespace behind.
+        with self.store.writing(ns):
+            return self._index(documents, ns, progress)
+
+    def _index(self, documents: Iterable[Document], ns: str, progress: bool) -> IngestReport:
+        t0 = time.perf_counter()
+        report = IngestReport(
+            run_id=f"{ns}-{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}",
+            namespace=ns,
+            extractor=self.extractor.name,
+            model=self.extractor.model,
+            started=datetime.now(UTC).isoformat(timespec="seconds"),
+        )
+        if self.core_extractor is not None:
+            report.llm_budget = self.settings.llm_budget
+            report.core_extractor = f"{self.core_extractor.name}/{self.core_extractor.model}"
+            report.budget_selection = self.settings.budget_selection
+            report.budget_merge = self.settings.budget_merge
+        self._check_embedding_model(ns)  # before the chunker loads its tokenizer
+        documents = list(documents)
+        passages = list(
+            to_passages(
+                documents,
+                self.settings.chunk_tokens,
+                self.settings.chunk_overlap,
+                model=self.settings.embedding_model,
+            )
+        )
+        report.passages_total = len(passages)
+        # Documents split into passages here: a changed one must lose the passages it no longer
+        # has (it shrank, or one passage became several), not only have its current ones replaced.
+        doc_ids = [d.id for d in documents if not d.is_passage]
+        if not passages:
+            report.warnings.append("no passages: every document was empty")
+            log.warning("nothing to index into %r: every document was empty", ns)
+            report.count_documents(
+                documents, [], [], self._remove_stale(ns, doc_ids, passages, report), ()
+            )
+            return report
+        self.store.ensure_schema()
+        self.store.ensure_search(ns)
+        self._warn_if_built_differently(ns)
+        stale = self._remove_stale(ns, doc_ids, passages, report)
+        present = self.store.present_passages(ns, [p.id for p in passages])
+        todo = [p for p in passages if p.id not in present or present[p.id][0] != p.hash]
+        report.passages_unchanged = len(passages) - len(todo)
+        report.passages_replaced = sum(1 for p in todo if p.id in present)
+        # Unchanged text in a new place (an edit above it moved its offsets or pages)
+        moved = [
+            p
+            for p in passages
+            if p.id in present
+            and present[p.id][0] == p.hash
+            and present[p.id][1] != passage_provenance(p)
+        ]
+        report.passages_moved = self.store.set_provenance(ns, moved)
+        report.count_documents(documents, passages, todo, stale, present)
+        if todo:
+            self._check_embedding_dimensions()
+        if report.passages_unchanged:
+            log.info(
+                "%d passages already indexed unchanged; skipping them", report.passages_unchanged
+            )
+        bar = tqdm(
+            total=len(todo), desc=f"indexing {ns}", unit="passage", disable=not progress or not todo
+        )
+        lease = ExitStack()
+        try:
+            lease.enter_context(held_lease(self.store, ns, report.run_id))
+            batches = [
+                todo[i : i + self.batch_passages] for i in range(0, len(todo), self.batch_passages)
+            ]
+            # The next batch is extracted while this one is embedded and written: spaCy (or the
+            # LLM server), the embedder and Neo4j each keep a core busy.
+            with ThreadPoolExecutor(1, thread_name_prefix="extract") as pool:
+                ahead = pool.submit(self._extract, batches[0], report, bar) if batches else None
+                for i, batch in enumerate(batches):
+                    assert ahead is not None
+                    extractions = ahead.result()
+                    if i + 1 < len(batches):
+                        ahead = pool.submit(self._extract, batches[i + 1], report, bar)
+                    self._write_batch(ns, batch, extractions, report)
+            if self.core_extractor is not None:
+                self._budget(ns, report, progress)
+            if self.settings.ground_mentions:
+                self._ground(ns, passages, report, progress)
+        finally:
+            bar.close()
+            lease.close()
+        if self.settings.cooccurrence == "eager":
+            # A namespace made lazily gets its pairs now (a no-op once they are kept).
+            t = time.perf_counter()
+            built = self.store.build_cooccurrence(ns)
+            if built is not None:
+                report.cooccurrence_rows += built
+                report.write_s += time.perf_counter() - t
+        if self.settings.concept_vectors == "eager" and self.settings.synonym_threshold <= 0:
+            # A namespace indexed lazily gets its concept embeddings now (a no-op once it has).
+            t = time.perf_counter()
+            ensure_concept_vectors(self.store, self.embedder, ns)
+            report.write_s += time.perf_counter() - t
+        if self.settings.synonym_threshold > 0:
+            t = time.perf_counter()
+            ensure_concept_vectors(self.store, self.embedder, ns)
+            report.synonym_links = self.store.link_synonyms(
+                ns, self.settings.synonym_threshold, self.settings.synonym_cap
+            )
+            report.synonym_s = time.perf_counter() - t
+        report.total_s = time.perf_counter() - t0
+        self.store.record_run(ns, report.to_record())
+        log.debug("%s", report.summary())  # callers print or log it; the CLI prints it
+        return report
+
+    def _ground(
+        self, ns: str, passages: Sequence[Passage], report: IngestReport, progress: bool
+    ) -> None:
+        """Link every passage not grounded yet to the concepts it names (`grounding.py`): after
+        the batches, so a passage also finds concepts that later batches brought."""
+        t = time.perf_counter()
+        pending = self.store.ungrounded(ns, [p.id for p in passages])
+        todo = [p for p in passages if p.id in pending]
+        if not todo:
+            return
+        rows = self.store.read("namespace_version", namespace=ns)
+        # A small namespace's names are read once; a large one's are looked up per batch.
+        small = bool(rows) and int(rows[0]["concepts"] or 0) <= VOCABULARY_SCAN_MAX
+        whole = self.store.concept_vocabulary(ns) if small else None
+        bar = tqdm(total=len(todo), desc=f"grounding {ns}", unit="passage", disable=not progress)
+        try:
+            for i in range(0, len(todo), GROUND_BATCH):
+                batch = todo[i : i + GROUND_BATCH]
+                cands = {p.id: passage_candidates(p) for p in batch}
+                vocabulary = whole or self.store.concept_vocabulary(
+                    ns, sorted(set().union(*cands.values()))
+                )
+                found = {
+                    pid: sorted({u for n in names for u in vocabulary.get(n, ())})
+                    for pid, names in cands.items()
+                }
+                report.mention_links += self.store.link_mentions(
+                    ns,
+                    [
+                        {"passage": passage_uid(ns, pid), "concepts": uids}
+                        for pid, uids in found.items()
+                    ],
+                )
+                bar.update(len(batch))
+        finally:
+            bar.close()
+        report.grounding_s += time.perf_counter() - t
+
+    def _graph_version(self) -> str:
+        """The extractor's version, marked when title concepts are added to what it finds."""
+        return self.extractor.version + ("+titles" if self.settings.title_concepts else "")
+
+    def _remove_stale(
+        self, ns: str, doc_ids: Sequence[str], passages: Sequence[Passage], report: IngestReport
+    ) -> dict[str, list[str]]:
+        """Delete the passages changed documents no longer have; returns them by document."""
+        if not doc_ids:
+            return {}
+        stale = self.store.stale_by_document(ns, doc_ids, [p.id for p in passages])
+        ids = [pid for pids in stale.values() for pid in pids]
+        if ids:
+            report.passages_removed = self.store.delete_passages(ns, ids)
+            log.info("removed %d passages that changed documents no longer have", len(ids))
+        return stale
+
+    def _embedding_model(self) -> str:
+        """The embedding model, as a namespace records it (`embeddings.model_id`)."""
+        return model_id(getattr(self.embedder, "model_name", self.settings.embedding_model))
+
+    def _check_embedding_model(self, ns: str) -> None:
+        """Refuse to index into a namespace built with another embedding model."""
+        rows = self.store.read("namespace_version", namespace=ns)
+        check_embedding_model(
+            ns, rows[0]["embedding_model"] if rows else None, self._embedding_model()
+        )
+
+    def _check_embedding_dimensions(self) -> None:
+        """Refuse a model whose vectors the vector indexes cannot hold (loads the model); the
+        namespace records the model with its next write (`_meta`)."""
+        model, dims = self._embedding_model(), int(self.embedder.dimensions)
+        self.store.check_embedding_dimensions(model, dims)
+        self._embedding_meta = {"embedding_model": model, "embedding_dimensions": dims}
+
+    def _meta(self) -> dict[str, Any]:
+        meta: dict[str, Any] = {
+            "extractor": self.extractor.name,
+            "model": self.extractor.model,
+            "extractor_version": self._graph_version(),
+            **self._embedding_meta,
+        }
+        if self.core_extractor is not None:
+            meta |= {
+                "llm_budget": self.settings.llm_budget,
+                "core_extractor": self.core_extractor.name,
+                "core_model": self.core_extractor.model,
+                "core_extractor_version": self.core_extractor.version,
+                "budget_selection": self.settings.budget_selection,
+                "budget_merge": self.settings.budget_merge,
+            }
+        return meta
+
+    # ------------------------------------------------------------------ budget mode
+
+    def _warn_if_built_differently(self, ns: str) -> None:
+        rows = self.store.read("namespace_version", namespace=ns)
+        if not rows or rows[0]["extractor"] is None:
+            return
+        now = (self.extractor.name, self.extractor.model, self._graph_version())
+        # Namespaces from before versions were recorded are compared on backend and model only.
+        built = (rows[0]["extractor"], rows[0]["model"], rows[0]["extractor_version"] or now[2])
+        if built != now:
+            log.warning(
+                "namespace %r was built with %s; this run extracts with %s. Passages already "
+                "indexed unchanged are not extracted again: drop the namespace "
+                "(`terag delete --all -n %s`) to rebuild it with the new extractor.",
+                ns,
+                "/".join(map(str, built)),
+                "/".join(now),
+                ns,
+            )
+
+    def _extract(
+        self, batch: Sequence[Passage], report: IngestReport, bar: tqdm[Any]
+    ) -> list[Extraction]:
+        t = time.perf_counter()
+        # An LLM extracts a passage in seconds to minutes: cache after every round of calls, so
+        # a killed ingest loses at most that round, not 64 passages of LLM time.
+        chunk = (
+            self.settings.extraction_batch * self.settings.llm_concurrency
+            if self.extractor.name == "ollama"
+            else 64
+        )
+        extractions: list[Extraction] = extract_with_cache(
+            self.extractor, batch, self.cache, report.run_id, chunk=chunk, progress=bar
+        )
+        report.extraction_s += time.perf_counter() - t
+        cached, fresh = report.charge(extractions)
+        report.extracted_cached += cached
+        report.extracted_fresh += fresh
+        report.passages_without_concepts += sum(not e.concepts for e in extractions)
+        if self.settings.title_concepts:
+            titles = {p.id: p.heading for p in batch}
+            extractions = [with_title_concepts(e, titles[e.passage_id]) for e in extractions]
+        return extractions
+
+    def _write_batch(
+        self,
+        ns: str,
+        batch: Sequence[Passage],
+        extractions: Sequence[Extraction],
+        report: IngestReport,
+    ) -> None:
+        t = time.perf_counter()
+        pvecs = self.embedder.embed([p.content for p in batch])
+        names = (
+            {c.key: c.name for e in extractions for c in e.concepts}
+            if self.settings.concept_vectors == "eager"
+            else {}
+        )
+        keys = sorted(names)
+        cvecs = self.embedder.embed([names[k] for k in keys]) if keys else None
+        report.embedding_s += time.perf_counter() - t
+
+        t = time.perf_counter()
+        try:
+            stats = self.store.write_passages(
+                ns,
+                batch,
+                extractions,
+                pvecs.tolist(),
+                dict(zip(keys, cvecs.tolist(), strict=True)) if cvecs is not None else {},
+                self._meta(),
+            )
+        except (Neo4jUnavailable, Neo4jTransientError) as e:
+            # Passing failures: the same command, run again, finds the server able.
+            raise type(e)(
+                f"{e}. {report.passages_new} passages of this run were written and extractions "
+                "are cached: rerunning the same command completes the graph without paying again"
+            ) from e
+        except GraphStoreError:
+            raise
+        except Exception as e:  # the query itself failed: a rerun would fail the same way
+            code = getattr(e, "code", None) or type(e).__name__
+            raise GraphStoreError(
+                f"writing to Neo4j failed after {report.passages_new} passages of this run "
+                f"({code}: {one_line(e)}); a rerun would fail the same way, so fix what the "
+                "error names first (extractions are cached and are not paid for again)"
+            ) from e
+        report.write_s += time.perf_counter() - t
+        report.passages_new += stats.passages
+        report.concepts_touched += stats.concepts_touched
+        report.has_passage += stats.has_passage
+        report.cooccurrence_rows += stats.cooccurrence_rows

@@ -1,0 +1,1 @@
+"""Retrieval: question -> concepts and seeds -> restart vector -> walk -> passages."""

@@ -1,0 +1,100 @@
+"""The flat rankings a walk starts from: the question's best passages by words and by meaning.
+
+Words: Neo4j's full-text (Lucene) index, BM25 over title and text with English stemming.
+Meaning: the vector index over passage embeddings. Both indexes are the namespace's own
+(`store/search.py`), so its scores depend on its passages alone; each ranking is cut at its top
+`flat_top`; each is min-max scaled over that top and the two are averaged, so a
+passage both find ranks first and one only a single channel finds still counts. That relevance
+seeds the walk's passages and tells how far a linked concept is supported by the text
+(`restart.py`). Both searches cost the same whatever the corpus size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from terag_neo4j.indexing.extraction import normalize_name
+from terag_neo4j.retrieval.linking import stopwords
+from terag_neo4j.store import GraphStore
+from terag_neo4j.store.ids import fold, text_index, vector_index
+
+if TYPE_CHECKING:  # results imports the retrieval stages' types
+    from terag_neo4j.results import RetrievedPassage
+
+# Passages read past each ranking's cut, so that equal scores at the cut are ordered by uid
+# rather than by Lucene's document order (which segment merges change).
+TIE_SPARE = 20
+
+
+def lucene_query(question: str) -> str | None:
+    """The question's content words, folded as the index's text is, none of Lucene's syntax
+    (words are letters and digits after normalisation); None when no word is left."""
+    words = [
+        w for w in normalize_name(fold(question)).split() if w not in stopwords() and len(w) > 1
+    ]
+    return " ".join(dict.fromkeys(words)) or None
+
+
+def _scaled(pairs: Sequence[Sequence[float]] | None) -> dict[int, float]:
+    """[node, score] pairs min-max scaled over the ranking itself: its last passage 0, its
+    first 1."""
+    scores = {int(n): float(sc) for n, sc in pairs or []}
+    if not scores:
+        return {}
+    lo, hi = min(scores.values()), max(scores.values())
+    if hi <= lo:
+        return dict.fromkeys(scores, 1.0)
+    return {n: (s - lo) / (hi - lo) for n, s in scores.items()}
+
+
+@dataclass
+class FlatRanking:
+    """Relevance in [0, 1] of the passages (GDS node ids) either channel ranked."""
+
+    relevance: dict[int, float] = field(default_factory=dict)
+    by_text: int = 0  # passages each channel returned
+    by_vector: int = 0
+
+    def top(self, n: int) -> list[tuple[int, float]]:
+        ranked = sorted(self.relevance.items(), key=lambda kv: (-kv[1], kv[0]))
+        return ranked[:n] if n > 0 else ranked
+
+
+def flat_ranking(
+    store: GraphStore,
+    namespace: str,
+    question: str,
+    vector: Sequence[float],
+    top: int,
+) -> FlatRanking:
+    (row,) = store.read(
+        "flat",
+        text_index=text_index(namespace),
+        vector_index=vector_index(namespace),
+        lucene=lucene_query(question),
+        vector=list(vector),
+        top=top,
+        spare=TIE_SPARE,
+    )
+    text, dense = _scaled(row["text"]), _scaled(row["vector"])
+    channels = [c for c in (text, dense) if c]
+    relevance = {
+        n: sum(c.get(n, 0.0) for c in channels) / len(channels) for n in set(text) | set(dense)
+    }
+    return FlatRanking(relevance, len(text), len(dense))
+
+
+def rrf_fuse(
+    rankings: Sequence[Sequence[RetrievedPassage]], k: int, c: int = 60
+) -> list[RetrievedPassage]:
+    """Reciprocal rank fusion: scores of different scales (PageRank mass, cosine) are not added."""
+    scores: dict[str, float] = {}
+    first: dict[str, RetrievedPassage] = {}
+    for ranking in rankings:
+        for rank, p in enumerate(ranking):
+            scores[p.id] = scores.get(p.id, 0.0) + 1.0 / (c + rank + 1)
+            first.setdefault(p.id, p)
+    best = sorted(scores, key=lambda pid: (-scores[pid], pid))[:k]  # ties by id
+    return [replace(first[pid], score=scores[pid]) for pid in best]

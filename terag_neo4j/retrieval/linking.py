@@ -1,0 +1,87 @@
+"""Entity linking without NER: the question's word n-grams looked up among concept names.
+
+A question names what it is about ("Who directed Dark River (2017 Film)?", "How are gliomas
+graded?"), and the graph already holds every name worth finding, so the lookup needs neither an
+NER model nor an LLM call. A span links when its normalised text is a concept's name, or, failing
+that, when it is one up to inflection ("gliomas" finds "glioma"). Of the spans that link, the
+most specific win: a span inside a longer linked span is dropped ("dark river" inside "dark river
+2017 film"), as are single stopwords. Case plays no part: domain text names its concepts in lower
+case. Whether a link is trusted is the restart vector's business (`restart.py`): by how many
+passages name the concept, and by how well those passages match the question.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from terag_neo4j.errors import DependencyError
+from terag_neo4j.indexing.extraction import normalize_name, stem_key
+
+MAX_WORDS = 10
+
+
+@cache
+def stopwords() -> frozenset[str]:
+    """spaCy's English stop words, read from its source file without importing spaCy (an
+    import costs seconds, the list nothing)."""
+    spec = importlib.util.find_spec("spacy")
+    if spec is None or spec.origin is None:
+        raise DependencyError("spaCy is not installed; `pip install spacy` (a dependency)")
+    path = Path(spec.origin).parent / "lang" / "en" / "stop_words.py"
+    scope: dict[str, object] = {}
+    exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), scope)
+    words = scope["STOP_WORDS"]
+    assert isinstance(words, set)
+    return frozenset(normalize_name(w) for w in words if normalize_name(w))
+
+
+@dataclass(frozen=True)
+class Span:
+    start: int  # word positions in the normalised question, end exclusive
+    end: int
+    norm: str  # normalised text, the key concepts are matched on
+    stem: str  # the same, insensitive to inflection
+
+    def inside(self, other: Span) -> bool:
+        return other.start <= self.start and self.end <= other.end and other != self
+
+    @property
+    def words(self) -> int:
+        return self.end - self.start
+
+
+def question_spans(question: str, max_words: int = MAX_WORDS) -> list[Span]:
+    """Every n-gram of the question (up to `max_words` words), normalised as concept names are."""
+    words = normalize_name(question).split()
+    spans: list[Span] = []
+    for i in range(len(words)):
+        for j in range(i + 1, min(len(words), i + max_words) + 1):
+            norm = " ".join(words[i:j])
+            spans.append(Span(i, j, norm, stem_key(norm)))
+    return spans
+
+
+def linkable(span: Span) -> bool:
+    """A lone stopword or a one- or two-letter word names nothing worth walking from."""
+    return not (span.words == 1 and (span.norm in stopwords() or len(span.norm) < 3))
+
+
+def select_links(spans: Iterable[Span], names: set[str], stems: set[str]) -> list[Span]:
+    """The most specific spans that name a known concept (by name, else by stem), in order."""
+    hits = [s for s in spans if (s.norm in names or s.stem in stems) and linkable(s)]
+    return sorted((s for s in hits if not any(s.inside(o) for o in hits)), key=_position)
+
+
+def _position(s: Span) -> tuple[int, int]:
+    return (s.start, s.end)
+
+
+def span_keys(spans: Sequence[Span]) -> tuple[list[str], list[str]]:
+    """The distinct names and stems to look up for these spans."""
+    return sorted({s.norm for s in spans if linkable(s)}), sorted(
+        {s.stem for s in spans if linkable(s)}
+    )

@@ -1,0 +1,396 @@
+"""Retrieval stage: link the question to concepts -> rank passages flat (words and meaning) ->
+restart vector (`restart.py`) -> GDS personalised PageRank (`walk.py`) -> top passages ->
+optionally a short answer (`reader.py`).
+
+The knobs are `settings.retrieval` (`presets.py`); the TERAG paper's exact retrieval is the
+`paper` preset: query NER, exact then semantic matching, s/f per match group, a directed walk
+over CO_OCCURRENCE.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from neo4j.exceptions import ClientError
+
+from terag_neo4j.config import Settings
+from terag_neo4j.embeddings import CachedEmbedder, Embedder, model_id
+from terag_neo4j.errors import TeragError
+from terag_neo4j.indexing.extraction import Concept, Extractor, normalize_name
+from terag_neo4j.llm import OllamaLLM
+from terag_neo4j.results import (
+    AnswerResult,
+    MatchedConcept,
+    Mode,
+    Provenance,
+    RetrievalResult,
+    RetrievedPassage,
+)
+from terag_neo4j.retrieval import gds, walk
+from terag_neo4j.retrieval.concept_match import SemanticMatch, link_names, match_entities
+from terag_neo4j.retrieval.concept_vectors import ensure_concept_vectors
+from terag_neo4j.retrieval.flat import TIE_SPARE, FlatRanking, flat_ranking, rrf_fuse
+from terag_neo4j.retrieval.presets import RetrievalConfig
+from terag_neo4j.retrieval.reader import READER_MAX_TOKENS as READER_MAX_TOKENS  # re-exported
+from terag_neo4j.retrieval.reader import cite, read
+from terag_neo4j.retrieval.restart import (
+    dense_seed_weights,
+    paper_weights,
+    passage_seeds,
+    verified_weights,
+)
+from terag_neo4j.store import GraphStore, check_embedding_model, check_namespace
+from terag_neo4j.store.ids import vector_index
+
+log = logging.getLogger(__name__)
+
+MAX_QUERY_CHARS = 10_000  # query NER (spaCy, an LLM prompt) is meant for a question
+
+
+class RetrievalError(TeragError, ValueError):
+    """A query that cannot be answered as asked; the message says why."""
+
+
+def _passage(r: dict[str, Any]) -> RetrievedPassage:
+    return RetrievedPassage(
+        r["id"],
+        r["doc_id"],
+        r["title"] or "",
+        r["text"] or "",
+        float(r["score"]),
+        Provenance.from_map(r.get("provenance")),
+    )
+
+
+class Retriever:
+    def __init__(
+        self,
+        settings: Settings,
+        store: GraphStore,
+        query_extractor: Extractor,
+        embedder: Embedder | CachedEmbedder,
+        llm: OllamaLLM | None = None,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.extractor = query_extractor
+        self.embedder = embedder
+        self.llm = llm
+        # Picks the query NER backend per namespace (TeragClient: the one it was indexed with).
+        self.extractor_for: Callable[[str], Extractor] | None = None
+        self._project_lock = threading.Lock()
+        self._versions: dict[str, str] = {}
+        # Graphs this client saw in the GDS catalog, by namespace (see `gds.ensure_projection`).
+        self._projected: dict[str, str] = {}
+        self._embedded: dict[str, str] = {}  # namespace -> version whose concepts all have vectors
+        self._vectors: dict[str, tuple[str, npt.NDArray[np.int64], npt.NDArray[np.float32]]] = {}
+        self._vectors_lock = threading.Lock()
+        self._gds_checked = False
+        self.caps = gds.Caps(settings.gds_memory_mb * 2**20, settings.gds_max_projections)
+
+    @property
+    def rc(self) -> RetrievalConfig:
+        """The retrieval knobs in force (`settings.retrieval`)."""
+        return self.settings.retrieval
+
+    # ------------------------------------------------------------------ GDS projection
+
+    def check_gds(self) -> str:
+        if self._gds_checked:
+            return "ok"
+        version = gds.check_version(self.store)
+        self._gds_checked = True
+        return version
+
+    def walk(self) -> gds.Walk:
+        """What the walk's graph holds (its code, skipped concept types, relationship types)."""
+        return gds.walk(self.rc)
+
+    def scope(self, passages: int) -> str:
+        """`global` or `local` for a namespace of this many passages (see `presets.py`)."""
+        if self.rc.walk != "auto":
+            return self.rc.walk
+        return "local" if passages > self.rc.local_above else "global"
+
+    def ensure_projection(self, namespace: str, state: dict[str, Any] | None = None) -> str:
+        """The namespace's GDS graph for the current version and walk (see `gds.ensure_projection`)."""
+        name, self._versions[namespace] = gds.ensure_projection(
+            self.store, self.rc, namespace, self._project_lock, self._projected, self.caps, state
+        )
+        return name
+
+    def drop_projections(self, namespace: str) -> None:
+        self._projected.pop(namespace, None)
+        gds.drop_projections(self.store, namespace)
+
+    # ------------------------------------------------------------------ linking
+
+    def query_entities(
+        self, query: str, run_id: str, namespace: str | None = None
+    ) -> tuple[list[Concept], int, int]:
+        """Query NER with `extractor_for(namespace)` when set (the namespace's own backend)."""
+        extractor = (
+            self.extractor_for(namespace)
+            if self.extractor_for is not None and namespace
+            else self.extractor
+        )
+        concepts, tin, tout = extractor.extract_query(query, run_id)
+        return list(concepts), tin, tout
+
+    def link(self, namespace: str, query: str) -> tuple[list[str], list[MatchedConcept]]:
+        """Concepts the question names, by n-gram lookup (`linking.link_names`)."""
+        return link_names(self.store, namespace, query, self.walk().skip_types)
+
+    def match(
+        self, namespace: str, query: str, entities: Sequence[Concept]
+    ) -> list[MatchedConcept]:
+        """The paper's matching of NER entities (`linking.match_entities`)."""
+        rc = self.rc
+        return match_entities(
+            self.store,
+            namespace,
+            query,
+            entities,
+            semantic=SemanticMatch(rc.semantic_top_n, rc.similarity_mode, self.embedder),
+            skip_types=self.walk().skip_types,
+            ensure_vectors=lambda: self.ensure_concept_vectors(namespace),
+        )
+
+    def ensure_concept_vectors(self, namespace: str) -> None:
+        """Concept embeddings for semantic matching: written on first use (lazy indexing), then
+        checked once per namespace version."""
+        version = self._versions.get(namespace, "")
+        if self._embedded.get(namespace) == version:
+            return
+        with self._vectors_lock:
+            if self._embedded.get(namespace) != version:
+                ensure_concept_vectors(self.store, self.embedder, namespace)
+                self._embedded[namespace] = version
+
+    # ------------------------------------------------------------------ restart vector
+
+    def passage_vectors(
+        self, namespace: str
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """GDS node ids and embeddings of the namespace's passages, read once per version (only
+        for `seeds="dense"` over every passage, HippoRAG 2's passage nodes: small corpora)."""
+        version = self._versions.get(namespace, "")
+        with self._vectors_lock:
+            cached = self._vectors.get(namespace)
+            if cached is None or cached[0] != version:
+                rows, matrix = self.store.read_vectors(
+                    "passage_vectors", "embedding", namespace=namespace
+                )
+                ids = np.asarray([r["node"] for r in rows], dtype=np.int64)
+                cached = (version, ids, matrix)
+                self._vectors[namespace] = cached
+        return cached[1], cached[2]
+
+    def dense_seeds(self, namespace: str, vector: Sequence[float]) -> list[list[float]]:
+        """Every passage (or the `seed_top` most similar) by its min-max-scaled cosine to the
+        question raised to `seed_power`, together `seed_weight`."""
+        ids, matrix = self.passage_vectors(namespace)
+        return dense_seed_weights(ids, matrix, vector, self.rc)
+
+    def concept_weights(
+        self, matches: Sequence[MatchedConcept], flat: FlatRanking | None
+    ) -> list[MatchedConcept]:
+        rc = self.rc
+        if rc.hub_cap:  # a hub carries no walk: it has no relationships in the walk's graph
+            matches = [m for m in matches if m.frequency <= rc.hub_cap]
+        if rc.weighting != "verified":
+            return paper_weights(matches, rc.weighting, rc.restart_split)
+        if flat is None or not matches:
+            return []
+        rows = self.store.read(
+            "concept_support",
+            concepts=sorted({m.node for m in matches}),
+            candidates=sorted(flat.relevance),
+        )
+        support = {int(r["node"]): [int(p) for p in r["passages"]] for r in rows}
+        return verified_weights(matches, support, flat, rc)
+
+    # ------------------------------------------------------------------ ranking
+
+    def embed_query(self, query: str) -> list[float]:
+        """The question's vector, computed afresh: questions are not worth a row each in the
+        persistent embedding cache (which is for passages and concept names)."""
+        model = (
+            self.embedder.embedder if isinstance(self.embedder, CachedEmbedder) else self.embedder
+        )
+        return [float(x) for x in model.embed([query])[0]]
+
+    def dense(self, namespace: str, query: str, top_k: int) -> list[RetrievedPassage]:
+        vec = self.embed_query(query)
+        rows = self.store.read(
+            "dense_passages",
+            vector_index=vector_index(namespace),
+            vector=vec,
+            top_k=top_k,
+            spare=TIE_SPARE,
+        )
+        return [_passage(r) for r in rows]
+
+    def retrieve(
+        self,
+        query: str,
+        top_k: int | None = None,
+        namespace: str | None = None,
+        entities: Sequence[str] | None = None,
+        run_id: str = "query",
+        mode: Mode | None = None,
+    ) -> RetrievalResult:
+        """Top passages for `query`; `entities` skips linking (caller-supplied entities)."""
+        if not query or not query.strip():
+            raise RetrievalError("empty query: ask a question")
+        if len(query) > MAX_QUERY_CHARS:
+            raise RetrievalError(
+                f"query of {len(query):,} characters is over the {MAX_QUERY_CHARS:,} limit: "
+                "ask a question, not a document"
+            )
+        ns = check_namespace(namespace or self.settings.namespace)
+        k = self.settings.top_k if top_k is None else top_k
+        if isinstance(k, bool) or not isinstance(k, int) or k <= 0:
+            raise RetrievalError(f"top_k must be a whole number of at least 1, got {k!r}")
+        rc = self.rc
+        mode = mode or ("hybrid" if rc.hybrid else "pagerank")
+        timings: dict[str, float] = {}
+        t = time.perf_counter()
+        state = self.store.read("namespace_version", namespace=ns)
+        if not state:
+            self.store.require_namespace(ns)
+        model = getattr(self.embedder, "model_name", self.settings.embedding_model)
+        check_embedding_model(ns, state[0].get("embedding_model"), model_id(model))
+        self.store.ensure_search(ns, state[0])
+        scope = self.scope(int(state[0]["passages"] or 0)) if mode != "dense" else ""
+        if scope == "global":
+            graph = self.ensure_projection(ns, state[0])
+        else:
+            graph = ""
+            # Caches keyed by the version (vectors) follow the namespace without a projection too
+            self._versions[ns] = f"{state[0]['version'] or 0}_{state[0].get('epoch')}"
+        timings["projection"] = time.perf_counter() - t
+
+        t = time.perf_counter()
+        tin = tout = 0
+        if entities is None and rc.linking != "ner":
+            names, matches = self.link(ns, query) if rc.linking == "names" else ([], [])
+            timings["linking"] = time.perf_counter() - t
+        else:
+            if entities is not None:
+                ents = [Concept("other", e) for e in entities if normalize_name(e)]
+            else:
+                ents, tin, tout = self.query_entities(query, run_id, ns)
+            timings["ner"] = time.perf_counter() - t
+            t = time.perf_counter()
+            names = [c.name for c in ents]
+            matches = self.match(ns, query, ents) if ents else []
+            timings["matching"] = time.perf_counter() - t
+        result = RetrievalResult(query, ns, names, [], [], mode, None, timings, tin, tout)
+        if mode == "dense":
+            t = time.perf_counter()
+            result.passages = self.dense(ns, query, k)
+            timings["dense"] = time.perf_counter() - t
+            return result
+
+        t = time.perf_counter()
+        vector = self.embed_query(query) if rc.seeds != "none" else None
+        timings["embedding"] = time.perf_counter() - t
+        flat: FlatRanking | None = None
+        if rc.seeds == "fused" or rc.weighting == "verified":
+            t = time.perf_counter()
+            vec = vector if vector is not None else self.embed_query(query)
+            flat = flat_ranking(self.store, ns, query, vec, rc.flat_top)
+            timings["flat"] = time.perf_counter() - t
+        t = time.perf_counter()
+        result.matches = self.concept_weights(matches, flat)
+        seeds: list[list[float]] = []
+        if rc.seeds == "fused" and flat is not None:
+            seeds = passage_seeds(flat, rc)
+        elif rc.seeds == "dense" and vector is not None and rc.seed_weight > 0:
+            seeds = self.dense_seeds(ns, vector)
+        result.restart = [[m.node, m.weight] for m in result.matches] + seeds
+        timings["restart"] = time.perf_counter() - t
+
+        if not result.restart:
+            result.mode = "dense"
+            result.fallback_reason = (
+                "no entities found in the query" if not names else "no concept matched the query"
+            )
+            log.info("falling back to dense retrieval: %s", result.fallback_reason)
+            t = time.perf_counter()
+            result.passages = self.dense(ns, query, k)
+            timings["dense"] = time.perf_counter() - t
+            return result
+        if not result.matches:
+            result.fallback_reason = (
+                "no entities found in the query"
+                if not names
+                else "no linked concept was specific to the question's passages"
+            ) + ": the walk starts from the flat ranking alone"
+
+        t = time.perf_counter()
+        want = k if mode == "pagerank" else max(k, 50)
+        ranked = self._walk(ns, scope, graph, result, seeds, want)
+        timings["pagerank"] = time.perf_counter() - t
+        if mode == "hybrid":
+            t = time.perf_counter()
+            ranked = rrf_fuse([ranked, self.dense(ns, query, max(k, 50))], k)
+            timings["dense"] = time.perf_counter() - t
+        result.passages = ranked[:k]
+        return result
+
+    def _walk(
+        self,
+        ns: str,
+        scope: str,
+        graph: str,
+        result: RetrievalResult,
+        seeds: list[list[float]],
+        want: int,
+    ) -> list[RetrievedPassage]:
+        result.walk = scope
+        if scope == "local":
+            rows, info = walk.local_pagerank(
+                self.store,
+                self.rc,
+                ns,
+                seeds,
+                [m.node for m in result.matches],
+                result.restart,
+                want,
+            )
+            result.graph_nodes, result.graph_relationships = info.nodes, info.relationships
+            result.timings["local_projection"] = info.project_s
+            return [_passage(r) for r in rows]
+        try:
+            rows = walk.pagerank(self.store, self.rc, ns, graph, result.restart, want)
+        except ClientError as e:
+            if not gds.missing_graph(e):
+                raise
+            # Dropped since this client last saw it (another process, eviction, a restart).
+            log.info("projection %s is gone; projecting again", graph)
+            self._projected.pop(ns, None)
+            graph = self.ensure_projection(ns)
+            rows = walk.pagerank(self.store, self.rc, ns, graph, result.restart, want)
+        return [_passage(r) for r in rows]
+
+    def answer(
+        self,
+        query: str,
+        top_k: int | None = None,
+        namespace: str | None = None,
+        run_id: str = "query",
+    ) -> AnswerResult:
+        if self.llm is None:
+            raise RetrievalError("answering needs an LLM (Ollama); none is configured")
+        res = self.retrieve(query, top_k=top_k, namespace=namespace, run_id=run_id)
+        answer, comp = read(self.llm, query, res.passages, run_id=run_id)
+        citations, uncited = cite(answer, res.passages)
+        return AnswerResult(answer, res, comp.input_tokens, comp.output_tokens, citations, uncited)
