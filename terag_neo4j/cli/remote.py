@@ -233,6 +233,7 @@ def _batches(docs: list[Any]) -> list[list[dict[str, Any]]]:
             "source": d.source,
             "is_passage": d.is_passage,
             "title_is_name": d.title_is_name,
+            "pages": list(d.pages),
         }
         if out[-1] and (len(out[-1]) >= BATCH_DOCUMENTS or size + len(d.text) > BATCH_CHARS):
             out.append([])

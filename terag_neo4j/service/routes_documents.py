@@ -71,6 +71,7 @@ async def add_texts(request: Request, namespace: WriteNamespace, body: TextsRequ
             source=d.source,
             is_passage=d.is_passage,
             title_is_name=d.title_is_name,
+            pages=tuple(d.pages),
         )
         for d in body.documents
     ]

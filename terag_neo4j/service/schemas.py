@@ -5,9 +5,10 @@ Imports pydantic only: the remote client uses these models without the service's
 
 from __future__ import annotations
 
+import itertools
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 NAMESPACE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
 # The service's own limit is TERAG_MAX_QUESTION_CHARS; this schema bound keeps a client's request
@@ -83,6 +84,15 @@ class TextDocument(Model):
     source: str = Field(default="", max_length=4096)
     is_passage: bool = False
     title_is_name: bool = True
+    # Where each page starts in `text` (a PDF's), so its passages cite their pages
+    pages: list[int] = Field(default_factory=list, max_length=1_000_000)
+
+    @field_validator("pages")
+    @classmethod
+    def _pages_in_order(cls, pages: list[int]) -> list[int]:
+        if any(p < 0 for p in pages) or any(b <= a for a, b in itertools.pairwise(pages)):
+            raise ValueError("pages must be increasing character offsets, each >= 0")
+        return pages
 
 
 class TextsRequest(Model):

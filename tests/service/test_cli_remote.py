@@ -135,3 +135,42 @@ def test_index_through_the_service_gives_the_in_process_document_ids(
             headers={"Authorization": f"Bearer {KEY_ALL}"},
             timeout=60,
         )
+
+
+def test_a_pdf_indexed_through_the_service_keeps_its_pages(
+    service: Service, tmp_path: Path
+) -> None:
+    from tests.fixtures.document_files import write_pdf
+
+    pdf = write_pdf(
+        tmp_path / "guide.pdf",
+        [
+            "Dosing in children.\n\nThe syrup is given twice a day with food.",
+            "Dosing in adults.\n\nThe tablet of Zorvexin is taken once a day at night.",
+        ],
+    )
+    ns = f"{service.ns_a}-pdf"
+    proc = terag(service, "index", str(pdf), "--url", service.url, "-n", ns, "--json")
+    try:
+        assert proc.returncode == 0, proc.stderr
+        found = terag(
+            service, "retrieve", "--url", service.url, "-n", ns, "--json", "Zorvexin tablet"
+        )
+        assert found.returncode == 0, found.stderr
+        passages = json.loads(found.stdout)["passages"]
+        # the two short pages are one passage: it spans both (without the page offsets sent
+        # through the service it would have no pages)
+        spans = {
+            (p["provenance"]["page_start"], p["provenance"]["page_end"])
+            for p in passages
+            if "Zorvexin" in p["text"]
+        }
+        assert spans == {(1, 2)}, passages
+    finally:
+        import httpx
+
+        httpx.delete(
+            f"{service.url}/v1/namespaces/{ns}",
+            headers={"Authorization": f"Bearer {KEY_ALL}"},
+            timeout=60,
+        )
