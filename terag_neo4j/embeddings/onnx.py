@@ -25,7 +25,8 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from terag_neo4j.errors import DependencyError, TeragError
+from terag_neo4j.embeddings.openvino import infer_sorted, load_openvino
+from terag_neo4j.errors import TeragError
 
 log = logging.getLogger(__name__)
 
@@ -141,17 +142,12 @@ class OnnxOpenVinoModel:
     MAX_BATCH = 16
 
     def __init__(self, folder: Path, spec: OnnxSpec, precision: str) -> None:
-        try:
-            from terag_neo4j.embeddings.openvino import load_openvino
-        except ImportError as e:  # pragma: no cover - import cycle guard
-            raise DependencyError(str(e)) from e
         from tokenizers import Tokenizer
 
         ov = load_openvino()
         core = ov.Core()
         config = {"INFERENCE_PRECISION_HINT": precision, "PERFORMANCE_HINT": "LATENCY"}
         self._compiled = core.compile_model(core.read_model(str(folder / spec.onnx)), "CPU", config)
-        self._inputs = {i.get_any_name() for i in self._compiled.inputs}
         tok = Tokenizer.from_file(str(folder / spec.tokenizer))
         tok.no_padding()
         tok.enable_truncation(spec.max_seq_length)
@@ -169,22 +165,11 @@ class OnnxOpenVinoModel:
         return np.asarray(v / np.linalg.norm(v, axis=1, keepdims=True), dtype=np.float32)
 
     def encode(self, texts: list[str], batch_size: int) -> Vectors:
-        encs = self._tok.encode_batch([t.strip() for t in texts])
-        lengths = np.array([len(e.ids) for e in encs])
-        order = np.argsort(-lengths, kind="stable")
-        out = np.empty((len(texts), self.dimensions), dtype=np.float32)
-        request = self._compiled.create_infer_request()  # one per call: calls may be concurrent
-        batch_size = min(batch_size, self.MAX_BATCH)
-        for start in range(0, len(order), batch_size):
-            idx = order[start : start + batch_size]
-            width = max(int(lengths[idx].max()), 1)
-            ids = np.zeros((len(idx), width), dtype=np.int64)
-            mask = np.zeros((len(idx), width), dtype=np.int64)
-            for row, i in enumerate(idx):
-                n = int(lengths[i])
-                ids[row, :n] = encs[i].ids
-                mask[row, :n] = 1
-            feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-            result = request.infer({k: v for k, v in feeds.items() if k in self._inputs})
-            out[idx] = self._pool(result[0], mask)
-        return out
+        return infer_sorted(
+            self._compiled,
+            self._tok.encode_batch([t.strip() for t in texts]),
+            self.dimensions,
+            min(batch_size, self.MAX_BATCH),
+            0,
+            lambda result, mask: self._pool(result[0], mask),
+        )

@@ -11,11 +11,12 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from terag_neo4j.embeddings.base import EmbeddingError, Vectors
 from terag_neo4j.embeddings.quiet import captured
@@ -89,7 +90,6 @@ class OpenVinoModel:
         core = ov.Core()
         config = {"INFERENCE_PRECISION_HINT": precision, "PERFORMANCE_HINT": "LATENCY"}
         self._compiled = core.compile_model(core.read_model(str(model_xml)), "CPU", config)
-        self._inputs = [i.get_any_name() for i in self._compiled.inputs]
         tok = Tokenizer.from_file(meta["tokenizer"])
         tok.no_padding()
         tok.enable_truncation(int(meta["max_seq_length"]))
@@ -102,27 +102,46 @@ class OpenVinoModel:
         prepared = [t.strip() for t in texts]
         if self._lower:
             prepared = [t.lower() for t in prepared]
-        encs = self._tok.encode_batch(prepared)
-        lengths = np.array([len(e.ids) for e in encs])
-        order = np.argsort(-lengths, kind="stable")
-        out = np.empty((len(texts), self.dimensions), dtype=np.float32)
-        request = self._compiled.create_infer_request()  # one per call: calls may be concurrent
-        batch_size = min(batch_size, self.MAX_BATCH)
-        for start in range(0, len(order), batch_size):
-            idx = order[start : start + batch_size]
-            width = max(int(lengths[idx].max()), 1)
-            ids = np.full((len(idx), width), self._pad_id, dtype=np.int64)
-            mask = np.zeros((len(idx), width), dtype=np.int64)
-            types = np.zeros((len(idx), width), dtype=np.int64)
-            for row, i in enumerate(idx):
-                n = int(lengths[i])
-                ids[row, :n] = encs[i].ids
-                mask[row, :n] = 1
-                types[row, :n] = encs[i].type_ids
-            feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-            result = request.infer({k: feeds[k] for k in self._inputs})
-            out[idx] = result[self._compiled.output(0)]
-        return out
+        output = self._compiled.output(0)  # the converted graph pools and normalises itself
+        return infer_sorted(
+            self._compiled,
+            self._tok.encode_batch(prepared),
+            self.dimensions,
+            min(batch_size, self.MAX_BATCH),
+            self._pad_id,
+            lambda result, mask: result[output],
+        )
+
+
+def infer_sorted(
+    compiled: Any,
+    encodings: Sequence[Any],
+    dimensions: int,
+    batch_size: int,
+    pad_id: int,
+    vectors: Callable[[Any, npt.NDArray[np.int64]], Any],
+) -> Vectors:
+    """Run a compiled encoder over tokenised texts, sorted by token count so each batch pads
+    little; `vectors(result, attention_mask)` turns a batch's result into its rows."""
+    lengths = np.array([len(e.ids) for e in encodings])
+    order = np.argsort(-lengths, kind="stable")
+    out = np.empty((len(encodings), dimensions), dtype=np.float32)
+    request = compiled.create_infer_request()  # one per call: calls may be concurrent
+    names = {i.get_any_name() for i in compiled.inputs}
+    for start in range(0, len(order), batch_size):
+        idx = order[start : start + batch_size]
+        width = max(int(lengths[idx].max()), 1)
+        ids = np.full((len(idx), width), pad_id, dtype=np.int64)
+        mask = np.zeros((len(idx), width), dtype=np.int64)
+        types = np.zeros((len(idx), width), dtype=np.int64)
+        for row, i in enumerate(idx):
+            n = int(lengths[i])
+            ids[row, :n] = encodings[i].ids
+            mask[row, :n] = 1
+            types[row, :n] = encodings[i].type_ids
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+        out[idx] = vectors(request.infer({k: v for k, v in feeds.items() if k in names}), mask)
+    return out
 
 
 def _model_fingerprint(path: Path) -> str:

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from terag_neo4j import embeddings
-from terag_neo4j.embeddings import Embedder
+from terag_neo4j.embeddings import Embedder, openvino
 
 pytestmark = pytest.mark.integration
 
@@ -89,5 +89,5 @@ def test_the_conversion_is_reused(home: Path, monkeypatch: pytest.MonkeyPatch) -
     def no_second_conversion(*_: object) -> None:
         raise AssertionError("converted again")
 
-    monkeypatch.setattr(embeddings, "_export_openvino", no_second_conversion)
+    monkeypatch.setattr(openvino, "_export_openvino", no_second_conversion)
     assert Embedder(home=home, backend="openvino").embed(["again"]).shape == (1, 384)
