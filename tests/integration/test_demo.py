@@ -87,7 +87,7 @@ def test_demo_json_is_one_object_with_the_answer_and_score_kind(
     demo_env: dict[str, str], namespace: str
 ) -> None:
     data = json.loads(demo(demo_env, namespace, "--json"))
-    assert data["answer"] == "Ferdinand Porsche"
+    assert re.fullmatch(r"Ferdinand Porsche( \[\d+\])*", data["answer"]), data["answer"]
     assert data["ingest"]["namespace"] == namespace
     res = data["retrieval"]
     assert (res["mode"], res["score_kind"]) == ("pagerank", "pagerank_mass")
