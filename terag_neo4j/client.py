@@ -259,7 +259,7 @@ class TeragClient:
         """Top passages for `query` by TERAG's personalised PageRank (dense fallback).
 
         `entities` skips query NER (the walk starts from these names); `run_id` tags the
-        query's LLM calls in the ledger; `mode` is pagerank, dense or hybrid (default: the
+        query's LLM calls in the ledger; `mode` is pagerank, dense, hybrid or flat (default: the
         preset's).
         """
         with neo4j_errors(self.store.uri):

@@ -3,20 +3,25 @@ client, the LangChain and neo4j-graphrag integrations and the CLI."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from terag_neo4j.provenance import PROVENANCE_FIELDS, Provenance
 
-Mode = Literal["pagerank", "dense", "hybrid"]
+# `flat` ranks without the graph: full-text (BM25) and vector search fused by reciprocal rank,
+# the baseline a user compares the graph with.
+Mode = Literal["pagerank", "dense", "hybrid", "flat"]
 # What a passage's `score` is, by the mode that ranked it: its personalised-PageRank mass (the
 # passages' scores sum to at most 1), Neo4j's vector-index cosine similarity ((1 + cos) / 2, in
-# [0, 1]), or its reciprocal-rank-fusion score (sum of 1 / (60 + rank) over PageRank and dense).
+# [0, 1]), or its reciprocal-rank-fusion score (sum of 1 / (60 + rank) over PageRank and dense,
+# or over BM25 and dense).
 ScoreKind = Literal["pagerank_mass", "cosine", "rrf"]
 SCORE_KINDS: dict[str, ScoreKind] = {
     "pagerank": "pagerank_mass",
     "dense": "cosine",
     "hybrid": "rrf",
+    "flat": "rrf",
 }
 
 
@@ -50,6 +55,18 @@ class RetrievedPassage:
     def citation(self) -> str:
         """Its provenance as one line (`Provenance.citation`), the document id without a source."""
         return self.provenance.citation(self.doc_id)
+
+    @classmethod
+    def from_row(cls, r: Mapping[str, Any]) -> RetrievedPassage:
+        """A passage as the Cypher statements return one (`id`, `doc_id`, ..., `provenance`)."""
+        return cls(
+            r["id"],
+            r["doc_id"],
+            r["title"] or "",
+            r["text"] or "",
+            float(r["score"]),
+            Provenance.from_map(r.get("provenance")),
+        )
 
 
 @dataclass

@@ -124,7 +124,10 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         )
         if name == "retrieve":
             s.add_argument(
-                "--mode", choices=["pagerank", "dense", "hybrid"], help="ranking (default pagerank)"
+                "--mode",
+                choices=["pagerank", "dense", "hybrid", "flat"],
+                help="ranking: the graph walk (default), dense only, the walk fused with dense, "
+                "or flat (BM25 and dense fused, no graph: the baseline to compare with)",
             )
         s.add_argument("--url", help=URL_HELP)
         common(s)

@@ -27,6 +27,7 @@ from terag_neo4j.eval.variants import (
     DEFAULT_METHODS,
     INDEX_VARIANTS,
     METHOD_CHOICES,
+    MODES,
     PAPER_KNOBS,
     TERAG_VARIANTS,
     knobs,
@@ -268,7 +269,13 @@ class BenchRunner:
         stage_sums: dict[str, float] = {}
         for q in self.dataset.questions:
             t = time.perf_counter()
-            res = retriever.retrieve(q.question, top_k=TOP_K, namespace=ns, run_id=f"bench-{name}")
+            res = retriever.retrieve(
+                q.question,
+                top_k=TOP_K,
+                namespace=ns,
+                run_id=f"bench-{name}",
+                mode=MODES.get(variant),
+            )
             ms = (time.perf_counter() - t) * 1000
             ids = [p.id for p in res.passages]
             for stage, sec in res.timings.items():

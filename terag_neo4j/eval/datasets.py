@@ -1,6 +1,7 @@
 """Benchmark folders: `corpus.jsonl` passages and `questions.jsonl` with gold passage ids, or a
 corpus of text files (`*.txt`, `*.md`: indexed as a user would, chunked) with questions whose
-reference answers are scored by answer coverage (GraphRAG-Bench's medical guidelines).
+reference answers are scored by answer coverage (GraphRAG-Bench's medical guidelines and
+novels; the text files lie in the folder itself or in its `corpus/`).
 
 The data is read where it lies (a path on the command line, `TERAG_DATASETS`, or
 `../shared/datasets` next to the repository); it is never copied into the project.
@@ -34,6 +35,7 @@ class Question:
     gold_ids: tuple[str, ...]
     gold_titles: tuple[str, ...] = ()
     type: str | None = None
+    source: str | None = None  # the corpus file (stem) a coverage question is about, if named
 
 
 @dataclass(frozen=True)
@@ -76,8 +78,14 @@ def resolve_dataset(name_or_path: str | Path) -> Path:
 
 
 def text_corpus(folder: Path) -> list[Path]:
-    """The text files a folder without `corpus.jsonl` holds as its corpus."""
-    return sorted(f for f in folder.iterdir() if f.suffix.lower() in {".txt", ".md"})
+    """The text files a folder without `corpus.jsonl` holds as its corpus: in the folder
+    itself, else in its `corpus/` subfolder."""
+    for place in (folder, folder / "corpus"):
+        if place.is_dir():
+            files = sorted(f for f in place.iterdir() if f.suffix.lower() in {".txt", ".md"})
+            if files:
+                return files
+    return []
 
 
 def list_datasets(root: Path | None = None) -> list[Path]:
@@ -189,6 +197,7 @@ def _coverage_dataset(path: Path, limit: int | None) -> Dataset:
                 answers=answers,
                 gold_ids=(),
                 type=rec.get("type"),
+                source=str(rec["source"]) if rec.get("source") else None,
             )
         )
     if limit is not None:

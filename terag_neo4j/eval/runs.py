@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from terag_neo4j.eval.datasets import Dataset, Question
@@ -20,7 +21,9 @@ KS = (2, 5)
 class QuestionRun:
     id: str
     retrieved: list[str]
-    scores: dict[str, float]  # R@2, R@5 (gold passages) or cov@5, hit@5 (reference answers)
+    # R@2, R@5 (gold passages), or cov@5, hit@5 (reference answers) and, where the question
+    # names the file it is about, book@5: the top 5 holds a passage of that file
+    scores: dict[str, float]
     latency_ms: float
     input_tokens: int = 0
     output_tokens: int = 0
@@ -107,11 +110,17 @@ class Scorer:
     def __init__(self, dataset: Dataset, passages: Sequence[Passage]) -> None:
         self.coverage = dataset.kind == "coverage"
         self.text = {p.id: p.text for p in passages} if self.coverage else {}
+        # a passage's file by its stem, e.g. "Novel-1234" for /…/corpus/Novel-1234.txt
+        self.file = {p.id: Path(p.doc_id).stem for p in passages} if self.coverage else {}
 
     def __call__(self, retrieved: Sequence[str], q: Question) -> dict[str, float]:
         if self.coverage:
-            cov = answer_coverage(q.answers[0], [self.text[i] for i in retrieved[:TOP_K]])
-            return {f"cov@{TOP_K}": cov, f"hit@{TOP_K}": float(cov >= COVERAGE_HIT)}
+            top = retrieved[:TOP_K]
+            cov = answer_coverage(q.answers[0], [self.text[i] for i in top])
+            out = {f"cov@{TOP_K}": cov, f"hit@{TOP_K}": float(cov >= COVERAGE_HIT)}
+            if q.source:
+                out[f"book@{TOP_K}"] = float(any(self.file.get(i) == q.source for i in top))
+            return out
         return {f"R@{k}": recall_at_k(retrieved, q.gold_ids, k) for k in KS}
 
 

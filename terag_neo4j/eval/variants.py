@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from terag_neo4j.results import Mode
 from terag_neo4j.retrieval.presets import PAPER, RetrievalConfig
 
 BASELINES = ("bm25", "dense")
@@ -19,7 +20,10 @@ PAPER_KNOBS: dict[str, Any] = {**DEFAULT_KNOBS, **PAPER}
 TERAG_VARIANTS: dict[str, dict[str, Any]] = {
     "terag": {},
     "paper": PAPER,
-    # the flat rankings the walk starts from, without the walk: full-text + vector, fused
+    # no graph: BM25 and dense fused by reciprocal rank (the product's `flat` mode), the
+    # baseline a user has without a graph; and the walk's own seeds without the walk (the two
+    # rankings min-max scaled and averaged)
+    "flat": {},
     "flat_fused": {"damping": 0.0},
     # linking: no concepts at all (the walk spreads the flat ranking), or query NER
     "no_links": {"linking": "none"},
@@ -43,6 +47,8 @@ TERAG_VARIANTS: dict[str, dict[str, Any]] = {
     "synonyms": {"walk_synonyms": True, "walk": "global"},
     "hybrid": {"hybrid": True},
 }
+# Rows ranked by another mode than the walk (`Retriever.retrieve(mode=...)`).
+MODES: dict[str, Mode] = {"flat": "flat"}
 # Index variants: a second namespace built with these settings, read with the default knobs.
 INDEX_VARIANTS: dict[str, dict[str, Any]] = {
     "no_mentions": {"ground_mentions": False},

@@ -23,7 +23,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForRetrieverRun,
@@ -37,8 +37,7 @@ from pydantic import Field, PrivateAttr
 from terag_neo4j.indexing.documents import InputError
 from terag_neo4j.integrations.langchain_documents import from_langchain
 from terag_neo4j.provenance import provenance_of
-
-Mode = Literal["pagerank", "dense", "hybrid"]
+from terag_neo4j.results import Mode
 
 __all__ = ["TeragRetriever", "from_langchain", "passage_content", "to_documents"]
 
@@ -101,7 +100,7 @@ class TeragRetriever(BaseRetriever):
     k: int = Field(default=5, ge=1, description="How many passages to return.")
     namespace: str | None = Field(default=None, description="Defaults to the client's namespace.")
     mode: Mode | None = Field(
-        default=None, description="pagerank, dense or hybrid; None follows the settings."
+        default=None, description="pagerank, dense, hybrid or flat; None follows the settings."
     )
 
     _owned: Any = PrivateAttr(default=None)

@@ -1,7 +1,8 @@
 """The flat rankings a walk starts from: the question's best passages by words and by meaning.
 
 Words: Neo4j's full-text (Lucene) index, BM25 over title and text with English stemming.
-Meaning: the vector index over passage embeddings. Both indexes are the namespace's own
+Meaning: the vector index over passage embeddings. The `flat` mode returns these two rankings
+fused by reciprocal rank, without the graph (`flat_passages`): the baseline to compare with. Both indexes are the namespace's own
 (`store/search.py`), so its scores depend on its passages alone; each ranking is cut at its top
 `flat_top`; each is min-max scaled over that top and the two are averaged, so a
 passage both find ranks first and one only a single channel finds still counts. That relevance
@@ -13,15 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
 
 from terag_neo4j.indexing.extraction import normalize_name
+from terag_neo4j.results import RetrievedPassage
 from terag_neo4j.retrieval.linking import stopwords
 from terag_neo4j.store import GraphStore
 from terag_neo4j.store.ids import fold, text_index, vector_index
-
-if TYPE_CHECKING:  # results imports the retrieval stages' types
-    from terag_neo4j.results import RetrievedPassage
 
 # Passages read past each ranking's cut, so that equal scores at the cut are ordered by uid
 # rather than by Lucene's document order (which segment merges change).
@@ -84,6 +82,28 @@ def flat_ranking(
         n: sum(c.get(n, 0.0) for c in channels) / len(channels) for n in set(text) | set(dense)
     }
     return FlatRanking(relevance, len(text), len(dense))
+
+
+# Each ranking's depth in the `flat` mode: reciprocal rank fusion (c = 60) gives a passage past
+# rank 50 of both lists less than a passage at rank 1 of one, so deeper lists change little.
+FLAT_DEPTH = 50
+
+
+def flat_passages(
+    store: GraphStore, namespace: str, question: str, vector: Sequence[float], k: int
+) -> list[RetrievedPassage]:
+    """The `flat` mode: BM25 and vector rankings fused by reciprocal rank, no graph."""
+    (row,) = store.read(
+        "flat_passages",
+        text_index=text_index(namespace),
+        vector_index=vector_index(namespace),
+        lucene=lucene_query(question),
+        vector=list(vector),
+        top=max(FLAT_DEPTH, k),
+        spare=TIE_SPARE,
+    )
+    rankings = [[RetrievedPassage.from_row(r) for r in row[c] or []] for c in ("text", "vector")]
+    return rrf_fuse(rankings, k)
 
 
 def rrf_fuse(

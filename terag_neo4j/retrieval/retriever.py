@@ -28,14 +28,19 @@ from terag_neo4j.results import (
     AnswerResult,
     MatchedConcept,
     Mode,
-    Provenance,
     RetrievalResult,
     RetrievedPassage,
 )
 from terag_neo4j.retrieval import gds, walk
 from terag_neo4j.retrieval.concept_match import SemanticMatch, link_names, match_entities
 from terag_neo4j.retrieval.concept_vectors import ensure_concept_vectors
-from terag_neo4j.retrieval.flat import TIE_SPARE, FlatRanking, flat_ranking, rrf_fuse
+from terag_neo4j.retrieval.flat import (
+    TIE_SPARE,
+    FlatRanking,
+    flat_passages,
+    flat_ranking,
+    rrf_fuse,
+)
 from terag_neo4j.retrieval.presets import RetrievalConfig
 from terag_neo4j.retrieval.reader import READER_MAX_TOKENS as READER_MAX_TOKENS  # re-exported
 from terag_neo4j.retrieval.reader import cite, read
@@ -57,15 +62,7 @@ class RetrievalError(TeragError, ValueError):
     """A query that cannot be answered as asked; the message says why."""
 
 
-def _passage(r: dict[str, Any]) -> RetrievedPassage:
-    return RetrievedPassage(
-        r["id"],
-        r["doc_id"],
-        r["title"] or "",
-        r["text"] or "",
-        float(r["score"]),
-        Provenance.from_map(r.get("provenance")),
-    )
+_passage = RetrievedPassage.from_row
 
 
 class Retriever:
@@ -268,7 +265,7 @@ class Retriever:
         model = getattr(self.embedder, "model_name", self.settings.embedding_model)
         check_embedding_model(ns, state[0].get("embedding_model"), model_id(model))
         self.store.ensure_search(ns, state[0])
-        scope = self.scope(int(state[0]["passages"] or 0)) if mode != "dense" else ""
+        scope = self.scope(int(state[0]["passages"] or 0)) if mode not in ("dense", "flat") else ""
         if scope == "global":
             graph = self.ensure_projection(ns, state[0])
         else:
@@ -297,6 +294,11 @@ class Retriever:
             t = time.perf_counter()
             result.passages = self.dense(ns, query, k)
             timings["dense"] = time.perf_counter() - t
+            return result
+        if mode == "flat":
+            t = time.perf_counter()
+            result.passages = flat_passages(self.store, ns, query, self.embed_query(query), k)
+            timings["flat"] = time.perf_counter() - t
             return result
 
         t = time.perf_counter()

@@ -1,6 +1,6 @@
 """Request and response bodies of the HTTP API (and of `TeragRemote`, which shares them).
 
-Imports pydantic only: the remote client uses these models without the service's dependencies.
+Imports pydantic and the package's plain result types only: the remote client uses these models without the service's dependencies.
 """
 
 from __future__ import annotations
@@ -9,6 +9,8 @@ import itertools
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from terag_neo4j.results import Mode  # a dataclass module: no service dependency
 
 NAMESPACE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
 # The service's own limit is TERAG_MAX_QUESTION_CHARS; this schema bound keeps a client's request
@@ -145,7 +147,7 @@ class RetrieveRequest(Model):
         min_length=1, max_length=QUESTION_MAX, examples=["Who designed the Volkswagen Beetle?"]
     )
     top_k: int = Field(default=5, ge=1, le=100)
-    mode: Literal["pagerank", "dense", "hybrid"] | None = None
+    mode: Mode | None = None
 
 
 class AskRequest(Model):

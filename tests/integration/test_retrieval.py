@@ -8,8 +8,10 @@ import pytest
 from terag_neo4j.client import TeragClient
 from terag_neo4j.eval.reference import export_graph, personalized_pagerank, top_passages
 from terag_neo4j.retrieval import gds
+from terag_neo4j.retrieval.flat import lucene_query
 from terag_neo4j.retrieval.retriever import RetrievalError
 from terag_neo4j.store import NamespaceNotFound, passage_uid
+from terag_neo4j.store.ids import text_index
 
 from .conftest import SAMPLE
 
@@ -146,6 +148,31 @@ def test_hybrid_and_dense_modes(indexed: TeragClient) -> None:
     assert dense.passages[0].id.endswith(("mexico_puebla.md", "beetle.md"))
     hybrid = indexed.retrieve("Volkswagen Beetle production in Mexico", mode="hybrid", top_k=3)
     assert hybrid.mode == "hybrid" and len(hybrid.passages) == 3
+
+
+def test_flat_mode_fuses_bm25_and_dense_by_reciprocal_rank(indexed: TeragClient) -> None:
+    """`flat` is the no-graph baseline: the namespace's full-text and vector rankings fused by
+    reciprocal rank (c = 60), recomputed here from the two indexes queried directly."""
+    q = "Volkswagen Beetle production in Mexico"
+    flat = indexed.retrieve(q, mode="flat", top_k=4)
+    assert flat.mode == "flat" and flat.score_kind == "rrf" and not flat.walk
+    assert not flat.restart and len(flat.passages) == 4
+    ns = indexed.settings.namespace
+    rows = indexed.store.driver.execute_query(
+        "CALL db.index.fulltext.queryNodes($index, $q) YIELD node, score "
+        "RETURN node.id AS id ORDER BY score DESC, node.uid",
+        index=text_index(ns),
+        q=lucene_query(q),
+    ).records
+    dense = indexed.retrieve(q, mode="dense", top_k=50).passages
+    fused: dict[str, float] = {}
+    for ranking in ([r["id"] for r in rows], [p.id for p in dense]):
+        for rank, pid in enumerate(ranking):
+            fused[pid] = fused.get(pid, 0.0) + 1 / (60 + rank + 1)
+    want = sorted(fused, key=lambda pid: (-fused[pid], pid))[:4]
+    assert [p.id for p in flat.passages] == want
+    assert [p.score for p in flat.passages] == pytest.approx([fused[pid] for pid in want])
+    assert all(p.provenance.source for p in flat.passages)
 
 
 def test_bad_queries_give_clear_errors(indexed: TeragClient) -> None:

@@ -176,3 +176,47 @@ def test_a_text_corpus_with_reference_answers_is_scored_by_coverage(tmp_path: Pa
     assert set(bm25["by_type"]) == {"Fact Retrieval", "Complex Reasoning"}
     md = markdown_report([result])
     assert "| bm25 | 100.0 | 100.0 |" in md and "Complex Reasoning" in md
+
+
+def test_books_in_a_corpus_folder_are_scored_by_coverage_and_by_their_book(
+    tmp_path: Path,
+) -> None:
+    """A folder of books (text files in `corpus/`, as the novel set ships them) whose questions
+    name their book: book@5 says whether the top 5 holds a passage of that book."""
+    corpus = tmp_path / "books" / "corpus"
+    corpus.mkdir(parents=True)
+    (corpus / "Novel-1.txt").write_text(
+        "The lighthouse keeper rowed to the island every morning.", encoding="utf-8"
+    )
+    (corpus / "Novel-2.txt").write_text(
+        "The baker sold rye bread in the market square.", encoding="utf-8"
+    )
+    qs = [
+        {
+            "id": "a",
+            "question": "Where did the lighthouse keeper row?",
+            "type": "Fact Retrieval",
+            "source": "Novel-1",
+            "answers": ["He rowed to the island."],
+        },
+        {
+            "id": "b",
+            "question": "What did the lighthouse keeper sell?",
+            "type": "Fact Retrieval",
+            "source": "Novel-2",
+            "answers": ["Rye bread in the market."],
+        },
+    ]
+    folder = tmp_path / "books"
+    (folder / "questions.jsonl").write_text("\n".join(json.dumps(q) for q in qs), encoding="utf-8")
+    data = load_dataset(folder)
+    assert data.kind == "coverage" and len(data.documents) == 2
+    assert [q.source for q in data.questions] == ["Novel-1", "Novel-2"]
+    settings = Settings(home=tmp_path / "home", neo4j_uri="bolt://127.0.0.1:1")
+    result = run_bench(settings, data, BenchConfig(extractors=[], methods=["bm25"]))
+    per_q = {q["id"]: q["scores"] for q in result["methods"]["bm25"]["per_question"]}
+    # BM25 ranks only passages that share a word with the question: both questions get the
+    # lighthouse book, which is the first question's and not the second's
+    assert per_q["a"]["book@5"] == 1.0 and per_q["b"]["book@5"] == 0.0
+    assert per_q["a"]["hit@5"] == 1.0
+    assert set(result["methods"]["bm25"]["scores"]) == {"cov@5", "hit@5", "book@5"}
