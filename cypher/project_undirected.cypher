@@ -7,13 +7,22 @@ CALL () {
   WHERE NOT c.type IN $skip_types AND ($hub_cap = 0 OR c.frequency <= $hub_cap)
   OPTIONAL MATCH (c)-[r]->(t)
   WHERE type(r) IN $rel_types AND (t:Passage OR (NOT t.type IN $skip_types AND ($hub_cap = 0 OR t.frequency <= $hub_cap)))
-  RETURN c AS source, r, t AS target
+  RETURN c AS source, type(r) AS rel, t AS target
   UNION ALL
   MATCH (p:Passage {namespace: $namespace})
-  RETURN p AS source, null AS r, null AS target
+  RETURN p AS source, null AS rel, null AS target
+  UNION ALL
+  // $adjacent: each passage also linked to the next one of its document (document order)
+  MATCH (p:Passage {namespace: $namespace})
+  WHERE $adjacent
+  WITH p ORDER BY p.doc_id, p.position
+  WITH p.doc_id AS doc, collect(p) AS ps
+  WHERE size(ps) > 1
+  UNWIND range(0, size(ps) - 2) AS i
+  RETURN ps[i] AS source, 'NEXT' AS rel, ps[i + 1] AS target
 }
 WITH gds.graph.project($graph, source, target,
-       {sourceNodeLabels: labels(source), targetNodeLabels: labels(target), relationshipType: type(r)},
+       {sourceNodeLabels: labels(source), targetNodeLabels: labels(target), relationshipType: rel},
        {undirectedRelationshipTypes: ['*']})
      AS g
 RETURN g.graphName AS graph, g.nodeCount AS nodes, g.relationshipCount AS relationships

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
+import threading
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from terag_neo4j.cli.exits import EXIT_BAD_FILES, EXIT_NOT_FOUND, EXIT_OK, UsageError
 from terag_neo4j.cli.output import emit, format_answer, format_retrieval
+
+log = logging.getLogger(__name__)
 
 SAMPLE_DIR = Path(__file__).resolve().parents[1] / "data" / "sample"
 
@@ -145,6 +149,18 @@ def cmd_delete(args: argparse.Namespace) -> int:
     return EXIT_OK if n else EXIT_NOT_FOUND
 
 
+def _warm_embedder(settings: Any) -> None:
+    """Import the model stack and convert the embedder (cached on disk): what the demo's
+    indexing would otherwise do after the services are up. A failure here is the indexing's
+    to report."""
+    try:
+        from terag_neo4j.embeddings import Embedder
+
+        Embedder(settings.embedding_model, settings.embedding_batch).embed(["warm-up"])
+    except Exception as e:  # reported again, in context, when the indexing loads it
+        log.debug("embedder warm-up failed: %s", e)
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     """Start what is missing, index the bundled sample, answer one question."""
     from terag_neo4j.cli.demo import recap
@@ -154,9 +170,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
     need_ollama = (args.extractor or settings.extractor) == "ollama" or args.answer
     from terag_neo4j.local.services import start_services
 
-    ollama_host = start_services(settings, ollama=need_ollama or args.prepare)
     if args.prepare:
+        start_services(settings, ollama=not args.no_ollama)
         return EXIT_OK
+    # A first run's Ollama build takes minutes: load and convert the embedder meanwhile.
+    warm = threading.Thread(target=_warm_embedder, args=(settings,), daemon=True)
+    warm.start()
+    ollama_host = start_services(settings, ollama=need_ollama)
+    warm.join()
     if ollama_host is not None:
         os.environ["OLLAMA_HOST"] = ollama_host
     args.namespace = args.namespace or "demo"

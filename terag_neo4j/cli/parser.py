@@ -155,6 +155,11 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         action="store_true",
         help="only start Neo4j and Ollama (building it on first use), then exit",
     )
+    s.add_argument(
+        "--no-ollama",
+        action="store_true",
+        help="with --prepare: start Neo4j only (the demo starts Ollama when its build is done)",
+    )
     common(s)
     s.set_defaults(func=cmd_demo)
 

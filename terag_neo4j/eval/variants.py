@@ -46,6 +46,7 @@ TERAG_VARIANTS: dict[str, dict[str, Any]] = {
     "cooccurrence": {"walk_cooccurrence": True, "walk": "global"},
     "synonyms": {"walk_synonyms": True, "walk": "global"},
     "hybrid": {"hybrid": True},
+    "adjacent": {"walk_adjacent": True, "walk": "global"},
 }
 # Rows ranked by another mode than the walk (`Retriever.retrieve(mode=...)`).
 MODES: dict[str, Mode] = {"flat": "flat"}

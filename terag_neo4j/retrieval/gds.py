@@ -74,6 +74,7 @@ class Walk:
     skip_types: list[str]
     rel_types: list[str]
     hub_cap: int
+    adjacent: bool = False
 
 
 def walk(rc: RetrievalConfig) -> Walk:
@@ -90,11 +91,12 @@ def walk(rc: RetrievalConfig) -> Walk:
             ("s", rc.walk_synonyms),
             ("t", rc.walk_titles),
             ("n", rc.walk_noun_chunks),
+            ("a", rc.walk_adjacent),
         )
         if on
     )
     code = rc.orientation[0] + flags + (f"h{rc.hub_cap}" if rc.hub_cap else "")
-    return Walk(code, skip, rels, rc.hub_cap)
+    return Walk(code, skip, rels, rc.hub_cap, rc.walk_adjacent)
 
 
 def graph_name(rc: RetrievalConfig, namespace: str, version: int, epoch: str | None = None) -> str:
@@ -128,6 +130,7 @@ def project(store: GraphStore, rc: RetrievalConfig, namespace: str, graph: str) 
             skip_types=w.skip_types,
             rel_types=w.rel_types,
             hub_cap=w.hub_cap,
+            adjacent=w.adjacent,
         )
         rec: dict[str, Any] | None = rows[0] if rows else None
         log.info(

@@ -78,6 +78,9 @@ class RetrievalConfig(BaseModel):
     orientation: Literal["directed", "undirected"] = "undirected"
     walk_cooccurrence: bool = False
     walk_synonyms: bool = False
+    # Each passage also linked to the next one of its document: in long documents (books,
+    # guidelines) what connects passages is often their order, not a shared rare name.
+    walk_adjacent: bool = False
     walk_titles: bool = True
     walk_noun_chunks: bool = True
     # Reciprocal-rank fusion of the walk with the vector ranking

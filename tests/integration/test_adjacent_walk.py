@@ -1,0 +1,69 @@
+"""The `walk_adjacent` knob: the projection links each passage to the next one of its document,
+as `cypher/project_undirected.cypher` and `project_directed.cypher` build it, and no passage
+of another document or of a one-passage document."""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+
+import pytest
+
+from terag_neo4j.client import TeragClient
+from terag_neo4j.indexing.documents import Document
+from terag_neo4j.retrieval import gds
+from terag_neo4j.retrieval.presets import RetrievalConfig
+
+pytestmark = pytest.mark.integration
+
+SECTION = "The keeper of lighthouse {n} rowed out to the reef at dawn and counted the gulls. "
+
+
+def _book() -> Document:
+    text = "\n\n".join(f"# Watch {n}\n\n" + SECTION.format(n=n) * 40 for n in range(3))
+    return Document(id="logbook", title="Logbook", text=text)
+
+
+@pytest.mark.parametrize("orientation", ["undirected", "directed"])
+def test_adjacent_passages_are_linked_in_document_order(
+    spacy_client: TeragClient, orientation: str
+) -> None:
+    note = Document(id="note", title="Note", text="Gulls nest on the reef in spring.")
+    spacy_client.index([_book(), note], progress=False)
+    store, ns = spacy_client.store, spacy_client.settings.namespace
+    with store.session() as s:
+        positions = s.run(
+            "MATCH (p:Passage {namespace: $ns, doc_id: 'logbook'}) "
+            "RETURN p.position AS pos ORDER BY pos",
+            ns=ns,
+        ).value()
+    assert len(positions) >= 3, "the book must span several passages"
+    want = set(itertools.pairwise(positions))
+    want |= {(b, a) for a, b in want}  # undirected: both ways; directed: built both ways
+
+    counts = {}
+    for adjacent in (False, True):
+        rc = RetrievalConfig(walk="global", orientation=orientation, walk_adjacent=adjacent)
+        name = f"terag_{ns}_adj{uuid.uuid4().hex[:6]}"
+        gds.project(store, rc, ns, name)
+        try:
+            [row] = [r for r in store.read("gds_graphs", prefix=name) if r["graphName"] == name]
+            counts[adjacent] = int(row["relationshipCount"])
+            with store.session() as s:
+                pairs = (
+                    s.run(
+                        "CALL gds.graph.relationships.stream($g, ['NEXT']) "
+                        "YIELD sourceNodeId, targetNodeId "
+                        "WITH gds.util.asNode(sourceNodeId) AS a, gds.util.asNode(targetNodeId) AS b "
+                        "RETURN a.doc_id AS da, a.position AS pa, b.doc_id AS db, b.position AS pb",
+                        g=name,
+                    ).data()
+                    if adjacent
+                    else []
+                )
+        finally:
+            gds.drop(store, name)
+        if adjacent:
+            assert {(r["da"], r["db"]) for r in pairs} == {("logbook", "logbook")}
+            assert {(r["pa"], r["pb"]) for r in pairs} == want
+    assert counts[True] - counts[False] == len(want)
