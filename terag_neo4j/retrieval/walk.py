@@ -153,6 +153,7 @@ def local_pagerank(
             concepts=[int(c) for c in concepts],
             hub_cap=w.hub_cap or 2**62,
             skip_types=w.skip_types,
+            adjacent=w.adjacent,
             concurrency=LOCAL_READ_THREADS,
         )
         info.project_s = time.perf_counter() - t

@@ -11,7 +11,7 @@ import pytest
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.indexing.documents import Document
-from terag_neo4j.retrieval import gds
+from terag_neo4j.retrieval import gds, walk
 from terag_neo4j.retrieval.presets import RetrievalConfig
 
 pytestmark = pytest.mark.integration
@@ -67,3 +67,28 @@ def test_adjacent_passages_are_linked_in_document_order(
             assert {(r["da"], r["db"]) for r in pairs} == {("logbook", "logbook")}
             assert {(r["pa"], r["pb"]) for r in pairs} == want
     assert counts[True] - counts[False] == len(want)
+
+
+def test_a_local_walk_links_the_passages_near_the_question_to_their_neighbours(
+    spacy_client: TeragClient,
+) -> None:
+    """Seeded on the book's middle passage alone, the local graph gains exactly the two links
+    to the passages before and after it (GDS counts an undirected link twice)."""
+    spacy_client.index([_book()], progress=False)
+    store, ns = spacy_client.store, spacy_client.settings.namespace
+    with store.session() as s:
+        nodes = s.run(
+            "MATCH (p:Passage {namespace: $ns, doc_id: 'logbook'}) "
+            "RETURN id(p) AS node ORDER BY p.position",
+            ns=ns,
+        ).value()
+    assert len(nodes) >= 3
+    middle = [[nodes[1], 1.0]]
+    counts, ranked = {}, {}
+    for adjacent in (False, True):
+        rc = RetrievalConfig(walk="local", walk_adjacent=adjacent)
+        rows, info = walk.local_pagerank(store, rc, ns, middle, [], middle, 10)
+        counts[adjacent] = info.relationships
+        ranked[adjacent] = {r["node"] for r in rows}
+    assert counts[True] - counts[False] == 4
+    assert {nodes[0], nodes[2]} <= ranked[True]
