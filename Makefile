@@ -24,7 +24,7 @@ export PATH := $(PATH):/usr/local/go/bin
 # headers and the cuda-python bindings. tests/integration/test_embedder.py runs in this env.
 NOT_ON_CPU := ^(triton|nvidia-cusolver|nvidia-nvtx|nvidia-cuda-cccl|cuda-bindings|cuda-pathfinder|cuda-toolkit)==
 
-.PHONY: setup system-deps prepare prepare-neo4j ollama-build print-ollama-build demo test unit lint bench bench-eval clean-venv
+.PHONY: setup system-deps prepare prepare-neo4j demo-run ollama-build print-ollama-build demo test unit lint bench bench-eval clean-venv
 
 # constraints.txt is the complete, tested set, so it is installed as it stands (--no-deps, no
 # resolver) in two steps: everything but torch and CUDA (with the package itself and the Ollama
@@ -83,13 +83,16 @@ system-deps:
 	   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	 elif [ -n "$$missing" ]; then echo "not installed (needs root):$$missing"; fi
 
-# The demo starts as soon as Neo4j is up: it loads the embedder while the Ollama build runs.
+# The demo starts as soon as the packages are in and Neo4j is up, beside the Ollama build: it
+# loads the embedder meanwhile and waits for the build (its lock) before it needs Ollama.
 prepare-neo4j: $(BASE)
 	$(BIN)/terag demo --prepare --no-ollama
 
-demo:
-	@$(MAKE) --no-print-directory -j3 ollama-build $(STAMP) prepare-neo4j
+demo-run: $(STAMP) prepare-neo4j
 	$(BIN)/terag demo --answer
+
+demo:
+	@$(MAKE) --no-print-directory -j3 ollama-build demo-run
 
 test: system-deps
 	@$(MAKE) --no-print-directory -j3 ollama-build $(STAMP) prepare

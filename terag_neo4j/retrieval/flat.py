@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from terag_neo4j.indexing.extraction import normalize_name
 from terag_neo4j.results import RetrievedPassage
@@ -60,15 +61,18 @@ class FlatRanking:
         return ranked[:n] if n > 0 else ranked
 
 
-def flat_ranking(
+def _both_rankings(
     store: GraphStore,
+    statement: str,
     namespace: str,
     question: str,
     vector: Sequence[float],
     top: int,
-) -> FlatRanking:
+) -> dict[str, Any]:
+    """One round trip for the full-text and the vector ranking (`flat`: node ids and scores,
+    `flat_passages`: whole passages), each cut at `top`."""
     (row,) = store.read(
-        "flat",
+        statement,
         text_index=text_index(namespace),
         vector_index=vector_index(namespace),
         lucene=lucene_query(question),
@@ -76,6 +80,17 @@ def flat_ranking(
         top=top,
         spare=TIE_SPARE,
     )
+    return row
+
+
+def flat_ranking(
+    store: GraphStore,
+    namespace: str,
+    question: str,
+    vector: Sequence[float],
+    top: int,
+) -> FlatRanking:
+    row = _both_rankings(store, "flat", namespace, question, vector, top)
     text, dense = _scaled(row["text"]), _scaled(row["vector"])
     channels = [c for c in (text, dense) if c]
     relevance = {
@@ -93,15 +108,7 @@ def flat_passages(
     store: GraphStore, namespace: str, question: str, vector: Sequence[float], k: int
 ) -> list[RetrievedPassage]:
     """The `flat` mode: BM25 and vector rankings fused by reciprocal rank, no graph."""
-    (row,) = store.read(
-        "flat_passages",
-        text_index=text_index(namespace),
-        vector_index=vector_index(namespace),
-        lucene=lucene_query(question),
-        vector=list(vector),
-        top=max(FLAT_DEPTH, k),
-        spare=TIE_SPARE,
-    )
+    row = _both_rankings(store, "flat_passages", namespace, question, vector, max(FLAT_DEPTH, k))
     rankings = [[RetrievedPassage.from_row(r) for r in row[c] or []] for c in ("text", "vector")]
     return rrf_fuse(rankings, k)
 

@@ -24,6 +24,18 @@ def _book() -> Document:
     return Document(id="logbook", title="Logbook", text=text)
 
 
+def _book_passages(client: TeragClient, value: str) -> list[int]:
+    """`value` (a Cypher expression of `p`) of the book's passages, in document order."""
+    with client.store.session() as s:
+        values: list[int] = s.run(
+            "MATCH (p:Passage {namespace: $ns, doc_id: 'logbook'}) "
+            f"RETURN {value} AS v ORDER BY p.position",
+            ns=client.settings.namespace,
+        ).value()
+    assert len(values) >= 3, "the book must span several passages"
+    return values
+
+
 @pytest.mark.parametrize("orientation", ["undirected", "directed"])
 def test_adjacent_passages_are_linked_in_document_order(
     spacy_client: TeragClient, orientation: str
@@ -31,13 +43,7 @@ def test_adjacent_passages_are_linked_in_document_order(
     note = Document(id="note", title="Note", text="Gulls nest on the reef in spring.")
     spacy_client.index([_book(), note], progress=False)
     store, ns = spacy_client.store, spacy_client.settings.namespace
-    with store.session() as s:
-        positions = s.run(
-            "MATCH (p:Passage {namespace: $ns, doc_id: 'logbook'}) "
-            "RETURN p.position AS pos ORDER BY pos",
-            ns=ns,
-        ).value()
-    assert len(positions) >= 3, "the book must span several passages"
+    positions = _book_passages(spacy_client, "p.position")
     want = set(itertools.pairwise(positions))
     want |= {(b, a) for a, b in want}  # undirected: both ways; directed: built both ways
 
@@ -76,13 +82,7 @@ def test_a_local_walk_links_the_passages_near_the_question_to_their_neighbours(
     to the passages before and after it (GDS counts an undirected link twice)."""
     spacy_client.index([_book()], progress=False)
     store, ns = spacy_client.store, spacy_client.settings.namespace
-    with store.session() as s:
-        nodes = s.run(
-            "MATCH (p:Passage {namespace: $ns, doc_id: 'logbook'}) "
-            "RETURN id(p) AS node ORDER BY p.position",
-            ns=ns,
-        ).value()
-    assert len(nodes) >= 3
+    nodes = _book_passages(spacy_client, "id(p)")
     middle = [[nodes[1], 1.0]]
     counts, ranked = {}, {}
     for adjacent in (False, True):
