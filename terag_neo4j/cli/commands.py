@@ -150,9 +150,9 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
 
 def _warm_embedder(settings: Any) -> None:
-    """Import the model stack and convert the embedder (cached on disk): what the demo's
-    indexing would otherwise do after the services are up. A failure here is the indexing's
-    to report."""
+    """Import the model stack and load the embedder (fetched or converted once, then cached on
+    disk): what the demo's indexing would otherwise do after the services are up. A failure
+    here is the indexing's to report."""
     try:
         from terag_neo4j.embeddings import Embedder
 
@@ -173,7 +173,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if args.prepare:
         start_services(settings, ollama=not args.no_ollama)
         return EXIT_OK
-    # A first run's Ollama build takes minutes: load and convert the embedder meanwhile.
+    # A first run's Ollama build takes minutes: fetch and load the embedder meanwhile.
     warm = threading.Thread(target=_warm_embedder, args=(settings,), daemon=True)
     warm.start()
     ollama_host = start_services(settings, ollama=need_ollama)

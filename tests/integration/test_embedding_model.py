@@ -36,7 +36,11 @@ def recorded_model(client: TeragClient, namespace: str) -> tuple[Any, Any]:
 def test_a_namespace_refuses_another_embedding_model(
     base_settings: Settings, namespace: str
 ) -> None:
-    with TeragClient(base_settings, namespace=namespace) as first:
+    """Built with the bundled MiniLM (the default of earlier versions), the namespace refuses a
+    client on today's default model, bge-small-en-v1.5, saying which model to set."""
+    assert base_settings.embedding_model == "bge-small-en-v1.5"
+    bundled = base_settings.with_overrides(embedding_model=DEFAULT_MODEL)
+    with TeragClient(bundled, namespace=namespace) as first:
         first.index([SAMPLE], progress=False)
         assert recorded_model(first, namespace) == (DEFAULT_MODEL, 384)
     # The same model under its hub name is the same model.
@@ -45,8 +49,7 @@ def test_a_namespace_refuses_another_embedding_model(
         assert again.index([SAMPLE], progress=False).passages_unchanged == 8
         assert again.retrieve(QUESTION).passages
 
-    other = base_settings.with_overrides(embedding_model="paraphrase-MiniLM-L3-v2")
-    with TeragClient(other, namespace=namespace) as wrong:
+    with TeragClient(base_settings, namespace=namespace) as wrong:
         extra = Document(id="x", title="Bonn", text="Bonn is on the Rhine.")
         for call in (
             lambda: wrong.index([extra], progress=False),
@@ -57,7 +60,7 @@ def test_a_namespace_refuses_another_embedding_model(
             message = str(refused.value)
             assert "\n" not in message
             assert "TERAG_EMBEDDING_MODEL" in message and DEFAULT_MODEL in message
-            assert "paraphrase-MiniLM-L3-v2" in message
+            assert "bge-small-en-v1.5" in message
         assert wrong.stats().passages == 8  # nothing was written
 
 
