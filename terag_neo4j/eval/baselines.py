@@ -1,8 +1,8 @@
 """Non-graph baselines over the same passages: BM25 (bm25s) and dense cosine retrieval.
 
 Both index `title + "\\n" + text`, as TERAG and HippoRAG do. Dense retrieval is an exact scan
-over the cached passage vectors (the same vectors, of the configured model, TERAG stores in Neo4j), so
-it is the dense ceiling of that model, with no approximate index in between.
+over the cached passage vectors (the configured model's, the same vectors TERAG stores in
+Neo4j), so it is the dense ceiling of that model, with no approximate index in between.
 """
 
 from __future__ import annotations

@@ -109,7 +109,8 @@ class TeragGraphRAGRetriever(Retriever):
             query_text (str): The question.
             top_k (int): How many passages (default 5, as neo4j-graphrag's retrievers).
             namespace (str): The corpus namespace (default: the retriever's).
-            mode (str): pagerank, dense, hybrid or flat (default: the retriever's, else the settings').
+            mode (str): pagerank, dense, hybrid or flat (default: the retriever's, else the
+                settings').
 
         Returns:
             RawSearchResult: one record per passage (content, passage_id, doc_id, title, score,

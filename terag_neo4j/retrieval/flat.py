@@ -1,13 +1,15 @@
 """The flat rankings a walk starts from: the question's best passages by words and by meaning.
 
 Words: Neo4j's full-text (Lucene) index, BM25 over title and text with English stemming.
-Meaning: the vector index over passage embeddings. The `flat` mode returns these two rankings
-fused by reciprocal rank, without the graph (`flat_passages`): the baseline to compare with. Both indexes are the namespace's own
+Meaning: the vector index over passage embeddings. Both indexes are the namespace's own
 (`store/search.py`), so its scores depend on its passages alone; each ranking is cut at its top
 `flat_top`; each is min-max scaled over that top and the two are averaged, so a
 passage both find ranks first and one only a single channel finds still counts. That relevance
 seeds the walk's passages and tells how far a linked concept is supported by the text
 (`restart.py`). Both searches cost the same whatever the corpus size.
+
+The `flat` mode (`flat_passages`) returns the same two rankings fused by reciprocal rank,
+without the graph: the baseline to compare the walk with.
 """
 
 from __future__ import annotations

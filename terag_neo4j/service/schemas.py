@@ -1,6 +1,7 @@
 """Request and response bodies of the HTTP API (and of `TeragRemote`, which shares them).
 
-Imports pydantic and the package's plain result types only: the remote client uses these models without the service's dependencies.
+Imports pydantic and the package's plain result types only: the remote client uses these models
+without the service's dependencies.
 """
 
 from __future__ import annotations
