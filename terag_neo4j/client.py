@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, get_args
 from neo4j.exceptions import ClientError
 
 from terag_neo4j.config import ExtractorName, Settings
-from terag_neo4j.embeddings import CachedEmbedder, Embedder
+from terag_neo4j.embeddings import CachedEmbedder, Embedder, model_id
 from terag_neo4j.indexing.documents import (
     Document,
     InputError,
@@ -61,10 +61,16 @@ class TeragClient:
     `driver=` hands in a `neo4j.Driver` you made (your own pool, auth, Aura or cluster
     configuration); the client then ignores NEO4J_URI / NEO4J_USER / NEO4J_PASSWORD, uses
     `neo4j_database` from the settings, and leaves the driver open on `close()`: you own it.
+    `embedder=` hands in an `Embedder` already loaded, for TERAG_EMBEDDING_MODEL's place.
     """
 
     def __init__(
-        self, settings: Settings | None = None, *, driver: Driver | None = None, **overrides: Any
+        self,
+        settings: Settings | None = None,
+        *,
+        driver: Driver | None = None,
+        embedder: Embedder | None = None,
+        **overrides: Any,
     ) -> None:
         base = settings or Settings()
         self.settings = base.with_overrides(**overrides) if overrides else base
@@ -77,7 +83,11 @@ class TeragClient:
         )
         self._llm: OllamaLLM | None = None
         self._extractor: Extractor | None = None
-        self._embedder: CachedEmbedder | None = None
+        self._embedders: dict[str, CachedEmbedder] = {}  # by model_id
+        if embedder is not None:
+            self.settings = self.settings.with_overrides(embedding_model=embedder.model_name)
+            cached = CachedEmbedder(embedder, self.settings.home / "embeddings.sqlite3")
+            self._embedders[model_id(embedder.model_name)] = cached
         self._cache: ExtractionCache | None = None
         self._retriever: Retriever | None = None
         self._query_extractors: dict[str, Extractor] = {}
@@ -109,13 +119,28 @@ class TeragClient:
 
     @property
     def embedder(self) -> CachedEmbedder:
-        if self._embedder is None:
+        """The embedder of TERAG_EMBEDDING_MODEL, the model new namespaces are built with."""
+        return self.embedder_for(self.settings.embedding_model)
+
+    def embedder_for(self, model: str) -> CachedEmbedder:
+        """An embedder of `model`, loaded once; namespaces built with a model other than
+        TERAG_EMBEDDING_MODEL keep theirs (see `namespace_embedder`)."""
+        key = model_id(model)
+        if key not in self._embedders:
             with self._build_lock:
-                if self._embedder is None:
-                    inner = Embedder(self.settings.embedding_model, self.settings.embedding_batch)
+                if key not in self._embedders:
+                    inner = Embedder(model, self.settings.embedding_batch)
                     path = self.settings.home / "embeddings.sqlite3"
-                    self._embedder = CachedEmbedder(inner, path)
-        return self._embedder
+                    self._embedders[key] = CachedEmbedder(inner, path)
+        return self._embedders[key]
+
+    def namespace_embedder(self, namespace: str | None = None) -> CachedEmbedder:
+        """The embedder of the model `namespace` was built with (its vectors compare only with
+        that model's), or of TERAG_EMBEDDING_MODEL for a namespace not built yet."""
+        ns = namespace or self.settings.namespace
+        rows = self.store.read("namespace_version", namespace=ns)
+        recorded = rows[0].get("embedding_model") if rows else None
+        return self.embedder_for(recorded) if recorded else self.embedder
 
     @property
     def cache(self) -> ExtractionCache:
@@ -143,6 +168,7 @@ class TeragClient:
             self.llm if self.settings.extractor == "ollama" or self._llm else None,
         )
         retriever.extractor_for = self.query_extractor
+        retriever.embedder_of = self.embedder_for
         return retriever
 
     def query_backend(self, namespace: str | None = None) -> str:
@@ -226,19 +252,21 @@ class TeragClient:
             from terag_neo4j.integrations.langchain_documents import from_langchain
 
             docs += from_langchain(lc_docs)
+        ns = namespace or self.settings.namespace
+        with neo4j_errors(self.store.uri):
+            embedder = self.namespace_embedder(ns)
         if self.settings.llm_budget is None:
-            indexer = Indexer(self.settings, self.store, self.extractor, self.embedder, self.cache)
+            indexer = Indexer(self.settings, self.store, self.extractor, embedder, self.cache)
         else:
             # Budget mode: spaCy indexes every passage, the configured extractor the core only.
             indexer = Indexer(
                 self.settings,
                 self.store,
                 self.backend_extractor("spacy"),
-                self.embedder,
+                embedder,
                 self.cache,
                 core_extractor=self.extractor,
             )
-        ns = namespace or self.settings.namespace
         with neo4j_errors(self.store.uri):
             report = indexer.index(docs, ns, progress=progress)
             sync_folders(self.store, ns, paths, report, prune)
@@ -328,7 +356,7 @@ class TeragClient:
 
     def close(self) -> None:
         """Release the Neo4j driver (unless it was handed in), the LLM client and the caches."""
-        for part in (self._cache, self._embedder, self._llm):
+        for part in (self._cache, *self._embedders.values(), self._llm):
             if part is not None:
                 part.close()
         self.store.close()

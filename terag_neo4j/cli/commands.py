@@ -149,14 +149,16 @@ def cmd_delete(args: argparse.Namespace) -> int:
     return EXIT_OK if n else EXIT_NOT_FOUND
 
 
-def _warm_embedder(settings: Any) -> None:
+def _warm_embedder(settings: Any, out: list[Any]) -> None:
     """Import the model stack and load the embedder (fetched or converted once, then cached on
-    disk): what the demo's indexing would otherwise do after the services are up. A failure
-    here is the indexing's to report."""
+    disk) into `out`: what the demo's indexing would otherwise do after the services are up. A
+    failure here is the indexing's to report."""
     try:
         from terag_neo4j.embeddings import Embedder
 
-        Embedder(settings.embedding_model, settings.embedding_batch).embed(["warm-up"])
+        embedder = Embedder(settings.embedding_model, settings.embedding_batch)
+        embedder.embed(["warm-up"])
+        out.append(embedder)
     except Exception as e:  # reported again, in context, when the indexing loads it
         log.debug("embedder warm-up failed: %s", e)
 
@@ -174,7 +176,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         start_services(settings, ollama=not args.no_ollama)
         return EXIT_OK
     # A first run's Ollama build takes minutes: fetch and load the embedder meanwhile.
-    warm = threading.Thread(target=_warm_embedder, args=(settings,), daemon=True)
+    warmed: list[Any] = []
+    warm = threading.Thread(target=_warm_embedder, args=(settings, warmed), daemon=True)
     warm.start()
     ollama_host = start_services(settings, ollama=need_ollama)
     warm.join()
@@ -183,8 +186,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     args.namespace = args.namespace or "demo"
     args.top_k = None
     args.mode = None
+    from terag_neo4j.client import TeragClient
+
     # One client: its ledger holds every token the demo spends (extraction, answer).
-    with _client(args) as terag:
+    with TeragClient(_settings(args), embedder=warmed[0] if warmed else None) as terag:
         # A file's id is its absolute path (documents.document_id), where the package lives.
         report = terag.index([SAMPLE_DIR], progress=not args.json)
         ans = terag.answer(args.question) if args.answer else None

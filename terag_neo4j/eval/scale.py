@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -57,7 +57,7 @@ def measure_size(
 ) -> dict[str, Any]:
     """Grow the profile's namespace to `size` passages, then measure it."""
     from terag_neo4j.client import TeragClient
-    from terag_neo4j.eval.synthetic import SyntheticEmbedder, read_corpus
+    from terag_neo4j.eval.synthetic import read_corpus
 
     ns = f"{prefix}_{profile}"
     client = TeragClient(
@@ -66,7 +66,7 @@ def measure_size(
         extractor="recorded",
         recorded_extractions=folder / "recorded_extractions.jsonl",
     )
-    client._embedder = cast(Any, SyntheticEmbedder())
+    use_synthetic_embedder(client)
     with client:
         try:
             before = client.stats().passages
@@ -120,10 +120,9 @@ def time_queries(
     their neighbourhoods in the page cache. Run in a fresh process (see `measure_size`)."""
     from terag_neo4j.client import TeragClient
     from terag_neo4j.eval.metrics import percentile, percentile_ms, recall_at_k
-    from terag_neo4j.eval.synthetic import SyntheticEmbedder
 
     client = TeragClient(settings, namespace=namespace, extractor="spacy")
-    client._embedder = cast(Any, SyntheticEmbedder())
+    use_synthetic_embedder(client)
     with client:
         r = client.retriever
         r.drop_projections(namespace)
@@ -373,3 +372,14 @@ def cmd_scale(args: argparse.Namespace) -> int:
     print(table(state))
     print(f"wrote {state_path} and {args.out / 'scale.png'}")
     return 0
+
+
+def use_synthetic_embedder(client: Any) -> None:
+    """Embed with `SyntheticEmbedder` in place of TERAG_EMBEDDING_MODEL, and for the namespaces
+    that recorded it."""
+    from terag_neo4j.embeddings import model_id
+    from terag_neo4j.eval.synthetic import SyntheticEmbedder
+
+    synthetic = SyntheticEmbedder()
+    client._embedders[model_id(client.settings.embedding_model)] = synthetic
+    client._embedders[synthetic.model_name] = synthetic

@@ -81,6 +81,10 @@ class Retriever:
         self.llm = llm
         # Picks the query NER backend per namespace (TeragClient: the one it was indexed with).
         self.extractor_for: Callable[[str], Extractor] | None = None
+        # An embedder of another model, for a namespace built with it (TeragClient's models);
+        # None: such a namespace is refused (`check_embedding_model`).
+        self.embedder_of: Callable[[str], Embedder | CachedEmbedder] | None = None
+        self._model_noted: set[tuple[str, str]] = set()
         self._project_lock = threading.Lock()
         self._versions: dict[str, str] = {}
         # Graphs this client saw in the GDS catalog, by namespace (see `gds.ensure_projection`).
@@ -145,21 +149,28 @@ class Retriever:
         return link_names(self.store, namespace, query, self.walk().skip_types)
 
     def match(
-        self, namespace: str, query: str, entities: Sequence[Concept]
+        self,
+        namespace: str,
+        query: str,
+        entities: Sequence[Concept],
+        embedder: Embedder | CachedEmbedder | None = None,
     ) -> list[MatchedConcept]:
         """The paper's matching of NER entities (`linking.match_entities`)."""
         rc = self.rc
+        emb = embedder or self.embedder
         return match_entities(
             self.store,
             namespace,
             query,
             entities,
-            semantic=SemanticMatch(rc.semantic_top_n, rc.similarity_mode, self.embedder),
+            semantic=SemanticMatch(rc.semantic_top_n, rc.similarity_mode, emb),
             skip_types=self.walk().skip_types,
-            ensure_vectors=lambda: self.ensure_concept_vectors(namespace),
+            ensure_vectors=lambda: self.ensure_concept_vectors(namespace, emb),
         )
 
-    def ensure_concept_vectors(self, namespace: str) -> None:
+    def ensure_concept_vectors(
+        self, namespace: str, embedder: Embedder | CachedEmbedder | None = None
+    ) -> None:
         """Concept embeddings for semantic matching: written on first use (lazy indexing), then
         checked once per namespace version."""
         version = self._versions.get(namespace, "")
@@ -167,8 +178,28 @@ class Retriever:
             return
         with self._vectors_lock:
             if self._embedded.get(namespace) != version:
-                ensure_concept_vectors(self.store, self.embedder, namespace)
+                ensure_concept_vectors(self.store, embedder or self.embedder, namespace)
                 self._embedded[namespace] = version
+
+    def namespace_embedder(self, namespace: str, recorded: str | None) -> Embedder | CachedEmbedder:
+        """The embedder whose vectors compare with the namespace's passages: the model it
+        recorded (`recorded`; None for one built before models were recorded), else ours."""
+        ours = model_id(getattr(self.embedder, "model_name", self.settings.embedding_model))
+        if recorded is None or recorded == ours:
+            return self.embedder
+        if self.embedder_of is None:
+            check_embedding_model(namespace, recorded, ours)  # raises: they differ
+        assert self.embedder_of is not None
+        if (namespace, recorded) not in self._model_noted:
+            self._model_noted.add((namespace, recorded))
+            log.info(
+                "namespace %r was built with the embedding model %s: its questions are embedded "
+                "with it (TERAG_EMBEDDING_MODEL=%s applies to new namespaces)",
+                namespace,
+                recorded,
+                ours,
+            )
+        return self.embedder_of(recorded)
 
     # ------------------------------------------------------------------ restart vector
 
@@ -215,16 +246,23 @@ class Retriever:
 
     # ------------------------------------------------------------------ ranking
 
-    def embed_query(self, query: str) -> list[float]:
+    def embed_query(
+        self, query: str, embedder: Embedder | CachedEmbedder | None = None
+    ) -> list[float]:
         """The question's vector, computed afresh: questions are not worth a row each in the
         persistent embedding cache (which is for passages and concept names)."""
-        model = (
-            self.embedder.embedder if isinstance(self.embedder, CachedEmbedder) else self.embedder
-        )
+        emb = embedder or self.embedder
+        model = emb.embedder if isinstance(emb, CachedEmbedder) else emb
         return [float(x) for x in model.embed([query])[0]]
 
-    def dense(self, namespace: str, query: str, top_k: int) -> list[RetrievedPassage]:
-        vec = self.embed_query(query)
+    def dense(
+        self,
+        namespace: str,
+        query: str,
+        top_k: int,
+        embedder: Embedder | CachedEmbedder | None = None,
+    ) -> list[RetrievedPassage]:
+        vec = self.embed_query(query, embedder)
         rows = self.store.read(
             "dense_passages",
             vector_index=vector_index(namespace),
@@ -262,8 +300,7 @@ class Retriever:
         state = self.store.read("namespace_version", namespace=ns)
         if not state:
             self.store.require_namespace(ns)
-        model = getattr(self.embedder, "model_name", self.settings.embedding_model)
-        check_embedding_model(ns, state[0].get("embedding_model"), model_id(model))
+        emb = self.namespace_embedder(ns, state[0].get("embedding_model"))
         self.store.ensure_search(ns, state[0])
         scope = self.scope(int(state[0]["passages"] or 0)) if mode not in ("dense", "flat") else ""
         if scope == "global":
@@ -276,7 +313,11 @@ class Retriever:
 
         t = time.perf_counter()
         tin = tout = 0
-        if entities is None and rc.linking != "ner":
+        matches: list[MatchedConcept] = []
+        if mode in ("dense", "flat"):
+            # No graph to start from: linking or NER would only cost time (and LLM tokens)
+            names = [e for e in entities or () if normalize_name(e)]
+        elif entities is None and rc.linking != "ner":
             names, matches = self.link(ns, query) if rc.linking == "names" else ([], [])
             timings["linking"] = time.perf_counter() - t
         else:
@@ -287,27 +328,27 @@ class Retriever:
             timings["ner"] = time.perf_counter() - t
             t = time.perf_counter()
             names = [c.name for c in ents]
-            matches = self.match(ns, query, ents) if ents else []
+            matches = self.match(ns, query, ents, emb) if ents else []
             timings["matching"] = time.perf_counter() - t
         result = RetrievalResult(query, ns, names, [], [], mode, None, timings, tin, tout)
         if mode == "dense":
             t = time.perf_counter()
-            result.passages = self.dense(ns, query, k)
+            result.passages = self.dense(ns, query, k, emb)
             timings["dense"] = time.perf_counter() - t
             return result
         if mode == "flat":
             t = time.perf_counter()
-            result.passages = flat_passages(self.store, ns, query, self.embed_query(query), k)
+            result.passages = flat_passages(self.store, ns, query, self.embed_query(query, emb), k)
             timings["flat"] = time.perf_counter() - t
             return result
 
         t = time.perf_counter()
-        vector = self.embed_query(query) if rc.seeds != "none" else None
+        vector = self.embed_query(query, emb) if rc.seeds != "none" else None
         timings["embedding"] = time.perf_counter() - t
         flat: FlatRanking | None = None
         if rc.seeds == "fused" or rc.weighting == "verified":
             t = time.perf_counter()
-            vec = vector if vector is not None else self.embed_query(query)
+            vec = vector if vector is not None else self.embed_query(query, emb)
             flat = flat_ranking(self.store, ns, query, vec, rc.flat_top)
             timings["flat"] = time.perf_counter() - t
         t = time.perf_counter()
@@ -327,7 +368,7 @@ class Retriever:
             )
             log.info("falling back to dense retrieval: %s", result.fallback_reason)
             t = time.perf_counter()
-            result.passages = self.dense(ns, query, k)
+            result.passages = self.dense(ns, query, k, emb)
             timings["dense"] = time.perf_counter() - t
             return result
         if not result.matches:
@@ -343,7 +384,7 @@ class Retriever:
         timings["pagerank"] = time.perf_counter() - t
         if mode == "hybrid":
             t = time.perf_counter()
-            ranked = rrf_fuse([ranked, self.dense(ns, query, max(k, 50))], k)
+            ranked = rrf_fuse([ranked, self.dense(ns, query, max(k, 50), emb)], k)
             timings["dense"] = time.perf_counter() - t
         result.passages = ranked[:k]
         return result

@@ -17,6 +17,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from terag_neo4j.errors import TeragError
+from terag_neo4j.results import Mode
 from terag_neo4j.service import graph
 from terag_neo4j.service.auth import authenticate, authorize
 from terag_neo4j.service.errors import ServiceError, public_message, status_for
@@ -89,15 +90,20 @@ def build_mcp(
 
     @server.tool()
     async def search(
-        namespace: str, question: str, ctx: Context[Any, Any], top_k: int = 5
+        namespace: str,
+        question: str,
+        ctx: Context[Any, Any],
+        top_k: int = 5,
+        mode: Mode = "pagerank",
     ) -> dict[str, Any]:
-        """Top passages of a namespace for a question (personalised PageRank over the concept
-        graph), each with its provenance (source, pages, headings, character offsets), and the
-        concepts that linked the question to it."""
+        """Top passages of a namespace for a question, each with its provenance (source, pages,
+        headings, character offsets), and the concepts that linked the question to it. `mode`:
+        pagerank (personalised PageRank over the concept graph), flat (BM25 and vector rankings
+        fused, no graph), dense (vector only) or hybrid (the walk fused with dense)."""
         scoped(ctx, namespace)
         _question(question)
         k = max(1, min(int(top_k), 100))
-        res = await call(lambda c: c.retrieve(question, top_k=k, namespace=namespace))
+        res = await call(lambda c: c.retrieve(question, top_k=k, namespace=namespace, mode=mode))
         return retrieval_view(res).model_dump(exclude={"restart", "timings"})
 
     @server.tool()

@@ -1,6 +1,7 @@
-"""The embedding model is pinned to the namespace it built: another model is refused
-in one line at ingest and at retrieval, a model whose vectors do not fit the vector index is
-refused before anything is written, and passages are sized by the configured model's tokenizer.
+"""The embedding model is pinned to the namespace it built: a client on another model embeds
+that namespace's questions and passages with the recorded one, a model whose vectors do not fit
+the vector index is refused before anything is written, and passages are sized by the configured
+model's tokenizer.
 Loading the embedder leaves the process environment alone (HF_HUB_OFFLINE among it)."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from terag_neo4j.client import TeragClient
@@ -33,35 +35,72 @@ def recorded_model(client: TeragClient, namespace: str) -> tuple[Any, Any]:
     return row["embedding_model"], row["embedding_dimensions"]
 
 
-def test_a_namespace_refuses_another_embedding_model(
-    base_settings: Settings, namespace: str
+def test_a_namespace_keeps_the_embedding_model_it_was_built_with(
+    base_settings: Settings, namespace: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Built with the bundled MiniLM (the default of earlier versions), the namespace refuses a
-    client on today's default model, bge-small-en-v1.5, saying which model to set."""
+    """Built with the bundled MiniLM (the default of earlier versions), the namespace is still
+    searched and extended with MiniLM by a client on today's default, bge-small-en-v1.5: the
+    same ranking as a MiniLM client's, one log line saying so, and MiniLM vectors for new
+    passages. A new namespace of that client records bge-small-en-v1.5."""
     assert base_settings.embedding_model == "bge-small-en-v1.5"
     bundled = base_settings.with_overrides(embedding_model=DEFAULT_MODEL)
     with TeragClient(bundled, namespace=namespace) as first:
         first.index([SAMPLE], progress=False)
         assert recorded_model(first, namespace) == (DEFAULT_MODEL, 384)
+        want = first.retrieve(QUESTION)
+        want_flat = first.retrieve(QUESTION, mode="flat")
     # The same model under its hub name is the same model.
     same = base_settings.with_overrides(embedding_model=f"sentence-transformers/{DEFAULT_MODEL}")
     with TeragClient(same, namespace=namespace) as again:
         assert again.index([SAMPLE], progress=False).passages_unchanged == 8
-        assert again.retrieve(QUESTION).passages
 
-    with TeragClient(base_settings, namespace=namespace) as wrong:
+    caplog.set_level("INFO", logger="terag_neo4j.retrieval.retriever")
+    with TeragClient(base_settings, namespace=namespace) as newer:
+        got = newer.retrieve(QUESTION)
+        assert [(p.id, p.score) for p in got.passages] == [(p.id, p.score) for p in want.passages]
+        flat = newer.retrieve(QUESTION, mode="flat")
+        assert [p.id for p in flat.passages] == [p.id for p in want_flat.passages]
+        noted = [r.getMessage() for r in caplog.records if "was built with" in r.getMessage()]
+        assert len(noted) == 1 and DEFAULT_MODEL in noted[0]
+        assert "bge-small-en-v1.5" in noted[0]
+
         extra = Document(id="x", title="Bonn", text="Bonn is on the Rhine.")
-        for call in (
-            lambda: wrong.index([extra], progress=False),
-            lambda: wrong.retrieve(QUESTION),
-        ):
-            with pytest.raises(GraphStoreError) as refused:
-                call()
-            message = str(refused.value)
-            assert "\n" not in message
-            assert "TERAG_EMBEDDING_MODEL" in message and DEFAULT_MODEL in message
-            assert "bge-small-en-v1.5" in message
-        assert wrong.stats().passages == 8  # nothing was written
+        newer.index([extra], progress=False)
+        assert newer.stats().passages == 9
+        assert recorded_model(newer, namespace) == (DEFAULT_MODEL, 384)
+        stored = newer.store.driver.execute_query(
+            "MATCH (p:Passage {namespace: $ns, doc_id: 'x'}) RETURN p.embedding AS v",
+            ns=namespace,
+        ).records[0]["v"]
+        minilm = newer.embedder_for(DEFAULT_MODEL).embed(["Bonn\nBonn is on the Rhine."])[0]
+        bge = newer.embedder.embed(["Bonn\nBonn is on the Rhine."])[0]
+        assert float(np.dot(stored, minilm)) > 0.999 > float(np.dot(stored, bge))
+
+        other = f"{namespace}-bge"
+        try:
+            newer.index([extra], namespace=other, progress=False)
+            assert recorded_model(newer, other) == ("bge-small-en-v1.5", 384)
+        finally:
+            newer.drop(other)
+
+
+def test_a_bare_retriever_refuses_a_namespace_of_another_model(
+    base_settings: Settings, namespace: str
+) -> None:
+    """Without a client to load the namespace's model, another model's vectors are refused in one
+    line naming the model to set, rather than compared with the namespace's."""
+    from terag_neo4j.retrieval.retriever import Retriever
+
+    bundled = base_settings.with_overrides(embedding_model=DEFAULT_MODEL)
+    with TeragClient(bundled, namespace=namespace) as first:
+        first.index([SAMPLE], progress=False)
+    with TeragClient(base_settings, namespace=namespace) as c:
+        bare = Retriever(c.settings, c.store, c.extractor, c.embedder)
+        with pytest.raises(GraphStoreError) as refused:
+            bare.retrieve(QUESTION)
+    message = str(refused.value)
+    assert "\n" not in message
+    assert "TERAG_EMBEDDING_MODEL" in message and DEFAULT_MODEL in message
 
 
 @pytest.fixture(scope="module")
@@ -149,3 +188,19 @@ def test_loading_the_embedder_leaves_the_environment_alone() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["384", "None"]
+
+
+def test_an_embedder_handed_in_is_used_and_recorded(
+    base_settings: Settings, namespace: str
+) -> None:
+    """`TeragClient(embedder=...)` takes a model already loaded (the demo loads it while the
+    services start) in place of TERAG_EMBEDDING_MODEL's, and the namespace records its model."""
+    from terag_neo4j.embeddings import Embedder
+
+    loaded = Embedder(DEFAULT_MODEL)
+    with TeragClient(base_settings, namespace=namespace, embedder=loaded) as client:
+        assert client.embedder.embedder is loaded
+        assert client.settings.embedding_model == DEFAULT_MODEL
+        client.index([SAMPLE], progress=False)
+        assert recorded_model(client, namespace) == (DEFAULT_MODEL, 384)
+        assert client.retrieve(QUESTION).passages

@@ -150,6 +150,19 @@ def test_hybrid_and_dense_modes(indexed: TeragClient) -> None:
     assert hybrid.mode == "hybrid" and len(hybrid.passages) == 3
 
 
+def test_flat_and_dense_modes_skip_linking(indexed: TeragClient) -> None:
+    """Without a walk there is nothing to link the question to: neither mode spends time on
+    linking or NER, and caller-supplied entities are only reported back."""
+    q = "Volkswagen Beetle production in Mexico"
+    assert indexed.retrieve(q, top_k=3).entities  # the walk links this question
+    for mode in ("flat", "dense"):
+        res = indexed.retrieve(q, mode=mode, top_k=3)
+        assert res.mode == mode and not res.entities and not res.matches
+        assert not {"linking", "ner", "matching"} & set(res.timings)
+        given = indexed.retrieve(q, mode=mode, top_k=3, entities=["Volkswagen Beetle"])
+        assert given.entities == ["Volkswagen Beetle"] and not given.matches
+
+
 def test_flat_mode_fuses_bm25_and_dense_by_reciprocal_rank(indexed: TeragClient) -> None:
     """`flat` is the no-graph baseline: the namespace's full-text and vector rankings fused by
     reciprocal rank (c = 60), recomputed here from the two indexes queried directly."""

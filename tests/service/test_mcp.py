@@ -71,6 +71,28 @@ async def test_http_tools_search_and_scope(service: Service) -> None:
 
 
 @pytest.mark.asyncio
+async def test_http_search_takes_a_mode_and_refuses_an_unknown_one(service: Service) -> None:
+    """The flat baseline over MCP: the same passages as the client's flat mode, with RRF scores;
+    a mode the tool does not know is an error, not a silent PageRank."""
+    q = "Who designed the Beetle?"
+    async with http_session(service, KEY_A) as s:
+        flat = await s.call_tool(
+            "search", {"namespace": service.ns_a, "question": q, "mode": "flat"}
+        )
+        assert not flat.is_error, text_of(flat)
+        assert flat.structured_content is not None
+        assert flat.structured_content["mode"] == "flat"
+        assert flat.structured_content["score_kind"] == "rrf"
+        walked = await s.call_tool("search", {"namespace": service.ns_a, "question": q})
+        assert walked.structured_content is not None
+        assert walked.structured_content["mode"] == "pagerank"
+        bad = await s.call_tool(
+            "search", {"namespace": service.ns_a, "question": q, "mode": "graph"}
+        )
+        assert bad.is_error and "mode" in text_of(bad)
+
+
+@pytest.mark.asyncio
 @pytest.mark.parametrize(
     ("tool", "args"),
     [
