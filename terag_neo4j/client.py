@@ -168,7 +168,7 @@ class TeragClient:
             self.llm if self.settings.extractor == "ollama" or self._llm else None,
         )
         retriever.extractor_for = self.query_extractor
-        retriever.embedder_of = self.embedder_for
+        retriever.embedders.load = self.embedder_for
         return retriever
 
     def query_backend(self, namespace: str | None = None) -> str:

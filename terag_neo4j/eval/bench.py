@@ -257,6 +257,7 @@ class BenchRunner:
         base = client.retriever
         retriever = Retriever(settings, client.store, base.extractor, client.embedder, base.llm)
         retriever.extractor_for = base.extractor_for
+        retriever.embedders.load = base.embedders.load
         overrides = {k: v for k, v in pinned.items() if DEFAULT_KNOBS.get(k) != v}
         run = MethodRun(name, "terag", extractor, variant, overrides, ns)
         t = time.perf_counter()

@@ -35,6 +35,10 @@ TERAG_VARIANTS: dict[str, dict[str, Any]] = {
     "dense_seeds_all": {"seeds": "dense", "seed_top": 0, "seed_weight": 0.3},
     "no_passage_seeds": {"seeds": "none"},
     "seed_weight_0.2": {"seed_weight": 0.2},
+    "dense_share_0.7": {"dense_share": 0.7},
+    "dense_share_0.85": {"dense_share": 0.85},
+    "dense_share_0.3": {"dense_share": 0.3},
+    "zscore": {"flat_scaling": "zscore"},
     # the walk: forced global or local, no hub cap, damping, direction, what it sees
     "walk_global": {"walk": "global"},
     "walk_local": {"walk": "local"},

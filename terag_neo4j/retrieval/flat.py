@@ -3,10 +3,11 @@
 Words: Neo4j's full-text (Lucene) index, BM25 over title and text with English stemming.
 Meaning: the vector index over passage embeddings. Both indexes are the namespace's own
 (`store/search.py`), so its scores depend on its passages alone; each ranking is cut at its top
-`flat_top`; each is min-max scaled over that top and the two are averaged, so a
-passage both find ranks first and one only a single channel finds still counts. That relevance
-seeds the walk's passages and tells how far a linked concept is supported by the text
-(`restart.py`). Both searches cost the same whatever the corpus size.
+`flat_top`; each is min-max scaled over that top and the two are averaged (weighted by
+`dense_share`, half each by default), so a passage both find ranks first and one only a single
+channel finds still counts. That relevance seeds the walk's passages and tells how far a linked
+concept is supported by the text (`restart.py`). Both searches cost the same whatever the
+corpus size.
 
 The `flat` mode (`flat_passages`) returns the same two rankings fused by reciprocal rank,
 without the graph: the baseline to compare the walk with.
@@ -50,6 +51,22 @@ def _scaled(pairs: Sequence[Sequence[float]] | None) -> dict[int, float]:
     return {n: (s - lo) / (hi - lo) for n, s in scores.items()}
 
 
+def _z_scaled(pairs: Sequence[Sequence[float]] | None) -> dict[int, float]:
+    """[node, score] pairs scaled by the ranking's own spread (distribution-based score fusion):
+    mean - 3 sd maps to 0, mean + 3 sd to 1, so a passage far ahead of the rest of its ranking
+    keeps its lead and a ranking of near-equal scores carries little."""
+    scores = {int(n): float(sc) for n, sc in pairs or []}
+    if len(scores) < 2:
+        return dict.fromkeys(scores, 1.0)
+    values = list(scores.values())
+    mean = sum(values) / len(values)
+    sd = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5
+    if sd <= 0:
+        return dict.fromkeys(scores, 1.0)
+    lo = mean - 3 * sd
+    return {n: min(1.0, max(0.0, (s - lo) / (6 * sd))) for n, s in scores.items()}
+
+
 @dataclass
 class FlatRanking:
     """Relevance in [0, 1] of the passages (GDS node ids) either channel ranked."""
@@ -91,14 +108,26 @@ def flat_ranking(
     question: str,
     vector: Sequence[float],
     top: int,
+    dense_share: float = 0.5,
+    scaling: str = "minmax",
 ) -> FlatRanking:
     row = _both_rankings(store, "flat", namespace, question, vector, top)
-    text, dense = _scaled(row["text"]), _scaled(row["vector"])
-    channels = [c for c in (text, dense) if c]
-    relevance = {
-        n: sum(c.get(n, 0.0) for c in channels) / len(channels) for n in set(text) | set(dense)
+    scale = _z_scaled if scaling == "zscore" else _scaled
+    text, dense = scale(row["text"]), scale(row["vector"])
+    return FlatRanking(fuse_scaled(text, dense, dense_share), len(text), len(dense))
+
+
+def fuse_scaled(
+    text: dict[int, float], dense: dict[int, float], dense_share: float
+) -> dict[int, float]:
+    """Each passage's relevance: its scaled full-text and vector scores weighted by
+    1 - `dense_share` and `dense_share` (0 where a ranking lacks it). A ranking that found
+    nothing (a question with no content word for the full-text index) leaves the other whole."""
+    share = dense_share if text and dense else (1.0 if dense else 0.0)
+    return {
+        n: (1 - share) * text.get(n, 0.0) + share * dense.get(n, 0.0)
+        for n in set(text) | set(dense)
     }
-    return FlatRanking(relevance, len(text), len(dense))
 
 
 # Each ranking's depth in the `flat` mode: reciprocal rank fusion (c = 60) gives a passage past
@@ -113,6 +142,20 @@ def flat_passages(
     row = _both_rankings(store, "flat_passages", namespace, question, vector, max(FLAT_DEPTH, k))
     rankings = [[RetrievedPassage.from_row(r) for r in row[c] or []] for c in ("text", "vector")]
     return rrf_fuse(rankings, k)
+
+
+def dense_passages(
+    store: GraphStore, namespace: str, vector: Sequence[float], k: int
+) -> list[RetrievedPassage]:
+    """The `dense` mode: the namespace's vector index alone."""
+    rows = store.read(
+        "dense_passages",
+        vector_index=vector_index(namespace),
+        vector=list(vector),
+        top_k=k,
+        spare=TIE_SPARE,
+    )
+    return [RetrievedPassage.from_row(r) for r in rows]
 
 
 def rrf_fuse(

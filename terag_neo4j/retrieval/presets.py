@@ -42,9 +42,13 @@ class RetrievalConfig(BaseModel):
 
     # --- restart vector over passages: the flat rankings the walk starts from
     # `fused`: the full-text (Lucene BM25) and vector rankings' top `flat_top`, each min-max
-    # scaled, averaged; `dense`: cosine only (HippoRAG 2's passage nodes); `none`: concepts only.
+    # scaled, averaged (`dense_share`: the vector ranking's weight); `dense`: cosine only
+    # (HippoRAG 2's passage nodes); `none`: concepts only.
     seeds: Literal["fused", "dense", "none"] = "fused"
     flat_top: int = Field(default=200, ge=1)
+    dense_share: float = Field(default=0.5, ge=0, le=1)  # the vector ranking's part of the two
+    # each ranking's scores to [0, 1]: over its own min and max, or its mean +- 3 sd
+    flat_scaling: Literal["minmax", "zscore"] = "minmax"
     seed_top: int = Field(default=200, ge=0)  # passages seeded; 0 = every passage (dense only)
     seed_weight: float = Field(default=0.05, ge=0)  # their mass; each concept weighs up to 1
     seed_power: float = Field(default=4.0, gt=0)  # sharpens the scaled relevance

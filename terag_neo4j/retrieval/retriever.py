@@ -20,7 +20,7 @@ import numpy.typing as npt
 from neo4j.exceptions import ClientError
 
 from terag_neo4j.config import Settings
-from terag_neo4j.embeddings import CachedEmbedder, Embedder, model_id
+from terag_neo4j.embeddings import CachedEmbedder, Embedder
 from terag_neo4j.errors import TeragError
 from terag_neo4j.indexing.extraction import Concept, Extractor, normalize_name
 from terag_neo4j.llm import OllamaLLM
@@ -34,9 +34,10 @@ from terag_neo4j.results import (
 from terag_neo4j.retrieval import gds, walk
 from terag_neo4j.retrieval.concept_match import SemanticMatch, link_names, match_entities
 from terag_neo4j.retrieval.concept_vectors import ensure_concept_vectors
+from terag_neo4j.retrieval.embedders import AnyEmbedder, NamespaceEmbedders, embed_query
 from terag_neo4j.retrieval.flat import (
-    TIE_SPARE,
     FlatRanking,
+    dense_passages,
     flat_passages,
     flat_ranking,
     rrf_fuse,
@@ -50,8 +51,7 @@ from terag_neo4j.retrieval.restart import (
     passage_seeds,
     verified_weights,
 )
-from terag_neo4j.store import GraphStore, check_embedding_model, check_namespace
-from terag_neo4j.store.ids import vector_index
+from terag_neo4j.store import GraphStore, check_namespace
 
 log = logging.getLogger(__name__)
 
@@ -81,10 +81,8 @@ class Retriever:
         self.llm = llm
         # Picks the query NER backend per namespace (TeragClient: the one it was indexed with).
         self.extractor_for: Callable[[str], Extractor] | None = None
-        # An embedder of another model, for a namespace built with it (TeragClient's models);
-        # None: such a namespace is refused (`check_embedding_model`).
-        self.embedder_of: Callable[[str], Embedder | CachedEmbedder] | None = None
-        self._model_noted: set[tuple[str, str]] = set()
+        # Which model embeds a namespace's questions (TeragClient sets `embedders.load`)
+        self.embedders = NamespaceEmbedders(embedder, settings.embedding_model)
         self._project_lock = threading.Lock()
         self._versions: dict[str, str] = {}
         # Graphs this client saw in the GDS catalog, by namespace (see `gds.ensure_projection`).
@@ -153,7 +151,7 @@ class Retriever:
         namespace: str,
         query: str,
         entities: Sequence[Concept],
-        embedder: Embedder | CachedEmbedder | None = None,
+        embedder: AnyEmbedder | None = None,
     ) -> list[MatchedConcept]:
         """The paper's matching of NER entities (`linking.match_entities`)."""
         rc = self.rc
@@ -168,9 +166,7 @@ class Retriever:
             ensure_vectors=lambda: self.ensure_concept_vectors(namespace, emb),
         )
 
-    def ensure_concept_vectors(
-        self, namespace: str, embedder: Embedder | CachedEmbedder | None = None
-    ) -> None:
+    def ensure_concept_vectors(self, namespace: str, embedder: AnyEmbedder | None = None) -> None:
         """Concept embeddings for semantic matching: written on first use (lazy indexing), then
         checked once per namespace version."""
         version = self._versions.get(namespace, "")
@@ -180,26 +176,6 @@ class Retriever:
             if self._embedded.get(namespace) != version:
                 ensure_concept_vectors(self.store, embedder or self.embedder, namespace)
                 self._embedded[namespace] = version
-
-    def namespace_embedder(self, namespace: str, recorded: str | None) -> Embedder | CachedEmbedder:
-        """The embedder whose vectors compare with the namespace's passages: the model it
-        recorded (`recorded`; None for one built before models were recorded), else ours."""
-        ours = model_id(getattr(self.embedder, "model_name", self.settings.embedding_model))
-        if recorded is None or recorded == ours:
-            return self.embedder
-        if self.embedder_of is None:
-            check_embedding_model(namespace, recorded, ours)  # raises: they differ
-        assert self.embedder_of is not None
-        if (namespace, recorded) not in self._model_noted:
-            self._model_noted.add((namespace, recorded))
-            log.info(
-                "namespace %r was built with the embedding model %s: its questions are embedded "
-                "with it (TERAG_EMBEDDING_MODEL=%s applies to new namespaces)",
-                namespace,
-                recorded,
-                ours,
-            )
-        return self.embedder_of(recorded)
 
     # ------------------------------------------------------------------ restart vector
 
@@ -246,31 +222,8 @@ class Retriever:
 
     # ------------------------------------------------------------------ ranking
 
-    def embed_query(
-        self, query: str, embedder: Embedder | CachedEmbedder | None = None
-    ) -> list[float]:
-        """The question's vector, computed afresh: questions are not worth a row each in the
-        persistent embedding cache (which is for passages and concept names)."""
-        emb = embedder or self.embedder
-        model = emb.embedder if isinstance(emb, CachedEmbedder) else emb
-        return [float(x) for x in model.embed([query])[0]]
-
-    def dense(
-        self,
-        namespace: str,
-        query: str,
-        top_k: int,
-        embedder: Embedder | CachedEmbedder | None = None,
-    ) -> list[RetrievedPassage]:
-        vec = self.embed_query(query, embedder)
-        rows = self.store.read(
-            "dense_passages",
-            vector_index=vector_index(namespace),
-            vector=vec,
-            top_k=top_k,
-            spare=TIE_SPARE,
-        )
-        return [_passage(r) for r in rows]
+    def embed_query(self, query: str, embedder: AnyEmbedder | None = None) -> list[float]:
+        return embed_query(embedder or self.embedder, query)
 
     def retrieve(
         self,
@@ -300,7 +253,7 @@ class Retriever:
         state = self.store.read("namespace_version", namespace=ns)
         if not state:
             self.store.require_namespace(ns)
-        emb = self.namespace_embedder(ns, state[0].get("embedding_model"))
+        emb = self.embedders.for_namespace(ns, state[0].get("embedding_model"))
         self.store.ensure_search(ns, state[0])
         scope = self.scope(int(state[0]["passages"] or 0)) if mode not in ("dense", "flat") else ""
         if scope == "global":
@@ -333,7 +286,7 @@ class Retriever:
         result = RetrievalResult(query, ns, names, [], [], mode, None, timings, tin, tout)
         if mode == "dense":
             t = time.perf_counter()
-            result.passages = self.dense(ns, query, k, emb)
+            result.passages = dense_passages(self.store, ns, self.embed_query(query, emb), k)
             timings["dense"] = time.perf_counter() - t
             return result
         if mode == "flat":
@@ -349,7 +302,9 @@ class Retriever:
         if rc.seeds == "fused" or rc.weighting == "verified":
             t = time.perf_counter()
             vec = vector if vector is not None else self.embed_query(query, emb)
-            flat = flat_ranking(self.store, ns, query, vec, rc.flat_top)
+            flat = flat_ranking(
+                self.store, ns, query, vec, rc.flat_top, rc.dense_share, rc.flat_scaling
+            )
             timings["flat"] = time.perf_counter() - t
         t = time.perf_counter()
         result.matches = self.concept_weights(matches, flat)
@@ -368,7 +323,7 @@ class Retriever:
             )
             log.info("falling back to dense retrieval: %s", result.fallback_reason)
             t = time.perf_counter()
-            result.passages = self.dense(ns, query, k, emb)
+            result.passages = dense_passages(self.store, ns, self.embed_query(query, emb), k)
             timings["dense"] = time.perf_counter() - t
             return result
         if not result.matches:
@@ -384,7 +339,8 @@ class Retriever:
         timings["pagerank"] = time.perf_counter() - t
         if mode == "hybrid":
             t = time.perf_counter()
-            ranked = rrf_fuse([ranked, self.dense(ns, query, max(k, 50), emb)], k)
+            dense = dense_passages(self.store, ns, self.embed_query(query, emb), max(k, 50))
+            ranked = rrf_fuse([ranked, dense], k)
             timings["dense"] = time.perf_counter() - t
         result.passages = ranked[:k]
         return result

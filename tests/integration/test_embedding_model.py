@@ -54,7 +54,7 @@ def test_a_namespace_keeps_the_embedding_model_it_was_built_with(
     with TeragClient(same, namespace=namespace) as again:
         assert again.index([SAMPLE], progress=False).passages_unchanged == 8
 
-    caplog.set_level("INFO", logger="terag_neo4j.retrieval.retriever")
+    caplog.set_level("INFO", logger="terag_neo4j.retrieval.embedders")
     with TeragClient(base_settings, namespace=namespace) as newer:
         got = newer.retrieve(QUESTION)
         assert [(p.id, p.score) for p in got.passages] == [(p.id, p.score) for p in want.passages]

@@ -6,7 +6,14 @@ from typing import Any
 import pytest
 
 from terag_neo4j.results import RetrievedPassage
-from terag_neo4j.retrieval.flat import FlatRanking, _scaled, lucene_query, rrf_fuse
+from terag_neo4j.retrieval.flat import (
+    FlatRanking,
+    _scaled,
+    _z_scaled,
+    fuse_scaled,
+    lucene_query,
+    rrf_fuse,
+)
 from terag_neo4j.retrieval.presets import RetrievalConfig
 from terag_neo4j.retrieval.restart import (
     MatchedConcept,
@@ -129,3 +136,25 @@ def test_pooled_split_weighs_a_weak_semantic_match_by_its_similarity() -> None:
 def test_uniform_weighting_ignores_specificity() -> None:
     got = restart_weights([m("a", "exact", 1.0, 1), m("b", "exact", 1.0, 9)], weighting="uniform")
     assert [x.weight for x in got] == pytest.approx([0.5, 0.5])
+
+
+def test_flat_relevance_weighs_the_vector_ranking_by_dense_share() -> None:
+    text, dense = {1: 1.0, 2: 0.0}, {2: 1.0, 3: 0.5}
+    got = fuse_scaled(text, dense, 0.7)
+    assert got == pytest.approx({1: 0.3, 2: 0.7, 3: 0.35})
+    assert fuse_scaled(text, dense, 0.5) == pytest.approx({1: 0.5, 2: 0.5, 3: 0.25})
+    # a question the full-text index has no word for: the vector ranking alone, whole
+    assert fuse_scaled({}, dense, 0.7) == pytest.approx(dense)
+    assert fuse_scaled(text, {}, 0.7) == pytest.approx(text)
+
+
+def test_z_scaling_places_scores_by_the_rankings_spread() -> None:
+    peaked = _z_scaled([[1, 10.0], *[[n, 1.0] for n in range(2, 12)]])
+    even = _z_scaled([[1, 1.1], *[[n, 1.0] for n in range(2, 12)]])
+    # min-max puts every tail at 0; by spread a tail of near-equal scores keeps about half of
+    # the range, and a ranking of the same shape at another scale scales the same
+    assert _scaled([[1, 10.0], [2, 1.0]]) == {1: 1.0, 2: 0.0}
+    assert peaked[1] == pytest.approx(even[1]) and peaked[1] > 0.9
+    assert 0.0 < peaked[2] < 0.5 and peaked[2] == pytest.approx(even[2])
+    assert _z_scaled([[1, 2.0], [2, 2.0]]) == {1: 1.0, 2: 1.0}
+    assert _z_scaled([[1, 3.0]]) == {1: 1.0}
