@@ -43,10 +43,10 @@ def _settings(args: argparse.Namespace) -> Any:
     return Settings().with_overrides(**overrides)
 
 
-def _client(args: argparse.Namespace) -> Any:
+def _client(args: argparse.Namespace, embedder: Any = None) -> Any:
     from terag_neo4j.client import TeragClient
 
-    return TeragClient(_settings(args))
+    return TeragClient(_settings(args), embedder=embedder)
 
 
 def _through_service(args: argparse.Namespace) -> int | None:
@@ -186,10 +186,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     args.namespace = args.namespace or "demo"
     args.top_k = None
     args.mode = None
-    from terag_neo4j.client import TeragClient
-
     # One client: its ledger holds every token the demo spends (extraction, answer).
-    with TeragClient(_settings(args), embedder=warmed[0] if warmed else None) as terag:
+    with _client(args, warmed[0] if warmed else None) as terag:
         # A file's id is its absolute path (documents.document_id), where the package lives.
         report = terag.index([SAMPLE_DIR], progress=not args.json)
         ans = terag.answer(args.question) if args.answer else None

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 from terag_neo4j.indexing.extraction import normalize_name
 from terag_neo4j.results import RetrievedPassage
@@ -53,8 +53,9 @@ def _scaled(pairs: Sequence[Sequence[float]] | None) -> dict[int, float]:
 
 def _z_scaled(pairs: Sequence[Sequence[float]] | None) -> dict[int, float]:
     """[node, score] pairs scaled by the ranking's own spread (distribution-based score fusion):
-    mean - 3 sd maps to 0, mean + 3 sd to 1, so a passage far ahead of the rest of its ranking
-    keeps its lead and a ranking of near-equal scores carries little."""
+    mean - 3 sd maps to 0, mean + 3 sd to 1 (clipped), so a ranking of the same shape scales the
+    same at any score scale and, unlike min-max, a tail near the mean keeps about half the
+    range."""
     scores = {int(n): float(sc) for n, sc in pairs or []}
     if len(scores) < 2:
         return dict.fromkeys(scores, 1.0)
@@ -109,7 +110,7 @@ def flat_ranking(
     vector: Sequence[float],
     top: int,
     dense_share: float = 0.5,
-    scaling: str = "minmax",
+    scaling: Literal["minmax", "zscore"] = "minmax",
 ) -> FlatRanking:
     row = _both_rankings(store, "flat", namespace, question, vector, top)
     scale = _z_scaled if scaling == "zscore" else _scaled

@@ -9,6 +9,7 @@ over CO_OCCURRENCE.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -254,6 +255,8 @@ class Retriever:
         if not state:
             self.store.require_namespace(ns)
         emb = self.embedders.for_namespace(ns, state[0].get("embedding_model"))
+        # The question is embedded once, when first needed (not at all where no step needs it)
+        question_vector = functools.cache(lambda: self.embed_query(query, emb))
         self.store.ensure_search(ns, state[0])
         scope = self.scope(int(state[0]["passages"] or 0)) if mode not in ("dense", "flat") else ""
         if scope == "global":
@@ -286,33 +289,32 @@ class Retriever:
         result = RetrievalResult(query, ns, names, [], [], mode, None, timings, tin, tout)
         if mode == "dense":
             t = time.perf_counter()
-            result.passages = dense_passages(self.store, ns, self.embed_query(query, emb), k)
+            result.passages = dense_passages(self.store, ns, question_vector(), k)
             timings["dense"] = time.perf_counter() - t
             return result
         if mode == "flat":
             t = time.perf_counter()
-            result.passages = flat_passages(self.store, ns, query, self.embed_query(query, emb), k)
+            result.passages = flat_passages(self.store, ns, query, question_vector(), k)
             timings["flat"] = time.perf_counter() - t
             return result
 
         t = time.perf_counter()
-        vector = self.embed_query(query, emb) if rc.seeds != "none" else None
+        if rc.seeds != "none":
+            question_vector()
         timings["embedding"] = time.perf_counter() - t
         flat: FlatRanking | None = None
         if rc.seeds == "fused" or rc.weighting == "verified":
             t = time.perf_counter()
-            vec = vector if vector is not None else self.embed_query(query, emb)
-            flat = flat_ranking(
-                self.store, ns, query, vec, rc.flat_top, rc.dense_share, rc.flat_scaling
-            )
+            vec, top = question_vector(), rc.flat_top
+            flat = flat_ranking(self.store, ns, query, vec, top, rc.dense_share, rc.flat_scaling)
             timings["flat"] = time.perf_counter() - t
         t = time.perf_counter()
         result.matches = self.concept_weights(matches, flat)
         seeds: list[list[float]] = []
         if rc.seeds == "fused" and flat is not None:
             seeds = passage_seeds(flat, rc)
-        elif rc.seeds == "dense" and vector is not None and rc.seed_weight > 0:
-            seeds = self.dense_seeds(ns, vector)
+        elif rc.seeds == "dense" and rc.seed_weight > 0:
+            seeds = self.dense_seeds(ns, question_vector())
         result.restart = [[m.node, m.weight] for m in result.matches] + seeds
         timings["restart"] = time.perf_counter() - t
 
@@ -323,7 +325,7 @@ class Retriever:
             )
             log.info("falling back to dense retrieval: %s", result.fallback_reason)
             t = time.perf_counter()
-            result.passages = dense_passages(self.store, ns, self.embed_query(query, emb), k)
+            result.passages = dense_passages(self.store, ns, question_vector(), k)
             timings["dense"] = time.perf_counter() - t
             return result
         if not result.matches:
@@ -339,7 +341,7 @@ class Retriever:
         timings["pagerank"] = time.perf_counter() - t
         if mode == "hybrid":
             t = time.perf_counter()
-            dense = dense_passages(self.store, ns, self.embed_query(query, emb), max(k, 50))
+            dense = dense_passages(self.store, ns, question_vector(), max(k, 50))
             ranked = rrf_fuse([ranked, dense], k)
             timings["dense"] = time.perf_counter() - t
         result.passages = ranked[:k]

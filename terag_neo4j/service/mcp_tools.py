@@ -94,12 +94,13 @@ def build_mcp(
         question: str,
         ctx: Context[Any, Any],
         top_k: int = 5,
-        mode: Mode = "pagerank",
+        mode: Mode | None = None,
     ) -> dict[str, Any]:
         """Top passages of a namespace for a question, each with its provenance (source, pages,
         headings, character offsets), and the concepts that linked the question to it. `mode`:
         pagerank (personalised PageRank over the concept graph), flat (BM25 and vector rankings
-        fused, no graph), dense (vector only) or hybrid (the walk fused with dense)."""
+        fused, no graph), dense (vector only) or hybrid (the walk fused with dense); default: the
+        service's preset."""
         scoped(ctx, namespace)
         _question(question)
         k = max(1, min(int(top_k), 100))

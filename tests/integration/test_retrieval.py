@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -148,6 +150,26 @@ def test_hybrid_and_dense_modes(indexed: TeragClient) -> None:
     assert dense.passages[0].id.endswith(("mexico_puebla.md", "beetle.md"))
     hybrid = indexed.retrieve("Volkswagen Beetle production in Mexico", mode="hybrid", top_k=3)
     assert hybrid.mode == "hybrid" and len(hybrid.passages) == 3
+
+
+def test_the_question_is_embedded_once_in_every_mode(
+    indexed: TeragClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seeds, the flat ranking and the hybrid mode's dense ranking share one question vector."""
+    r = indexed.retriever
+    calls: list[str] = []
+    embed = r.embed_query
+
+    def counted(query: str, embedder: Any = None) -> list[float]:
+        calls.append(query)
+        return embed(query, embedder)
+
+    monkeypatch.setattr(r, "embed_query", counted)
+    q = "Volkswagen Beetle production in Mexico"
+    for mode in ("pagerank", "hybrid", "flat", "dense"):
+        calls.clear()
+        assert indexed.retrieve(q, mode=mode, top_k=3).passages
+        assert calls == [q], mode
 
 
 def test_flat_and_dense_modes_skip_linking(indexed: TeragClient) -> None:
