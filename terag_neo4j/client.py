@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, get_args
 from neo4j.exceptions import ClientError
 
 from terag_neo4j.config import ExtractorName, Settings
-from terag_neo4j.embeddings import CachedEmbedder, Embedder, model_id
+from terag_neo4j.embeddings import AnyEmbedder, CachedEmbedder, Embedder, model_id
 from terag_neo4j.indexing.documents import (
     Document,
     InputError,
@@ -31,6 +31,7 @@ from terag_neo4j.indexing.sync import sync_folders
 from terag_neo4j.llm import OllamaLLM, TokenLedger
 from terag_neo4j.results import AnswerResult, Mode, RetrievalResult
 from terag_neo4j.retrieval import gds
+from terag_neo4j.retrieval.embedders import NamespaceEmbedders
 from terag_neo4j.retrieval.retriever import Retriever
 from terag_neo4j.store import (
     GraphStore,
@@ -90,6 +91,7 @@ class TeragClient:
             self._embedders[model_id(embedder.model_name)] = cached
         self._cache: ExtractionCache | None = None
         self._retriever: Retriever | None = None
+        self._namespace_embedders: NamespaceEmbedders | None = None
         self._query_extractors: dict[str, Extractor] = {}
         self._namespace_backend: dict[str, str] = {}
         # Builds each lazy part once: threads that ask for one at the same time would otherwise
@@ -134,13 +136,24 @@ class TeragClient:
                     self._embedders[key] = CachedEmbedder(inner, path)
         return self._embedders[key]
 
-    def namespace_embedder(self, namespace: str | None = None) -> CachedEmbedder:
+    @property
+    def embedders(self) -> NamespaceEmbedders:
+        """Which model embeds a namespace's passages and questions: the one place that decides,
+        for indexing (`namespace_embedder`) and retrieval (the retriever shares it)."""
+        if self._namespace_embedders is None:
+            with self._build_lock:
+                if self._namespace_embedders is None:
+                    chosen = NamespaceEmbedders(self.embedder, self.settings.embedding_model)
+                    chosen.load = self.embedder_for
+                    self._namespace_embedders = chosen
+        return self._namespace_embedders
+
+    def namespace_embedder(self, namespace: str | None = None) -> AnyEmbedder:
         """The embedder of the model `namespace` was built with (its vectors compare only with
         that model's), or of TERAG_EMBEDDING_MODEL for a namespace not built yet."""
         ns = namespace or self.settings.namespace
         rows = self.store.read("namespace_version", namespace=ns)
-        recorded = rows[0].get("embedding_model") if rows else None
-        return self.embedder_for(recorded) if recorded else self.embedder
+        return self.embedders.for_namespace(ns, rows[0].get("embedding_model") if rows else None)
 
     @property
     def cache(self) -> ExtractionCache:
@@ -168,7 +181,7 @@ class TeragClient:
             self.llm if self.settings.extractor == "ollama" or self._llm else None,
         )
         retriever.extractor_for = self.query_extractor
-        retriever.embedders.load = self.embedder_for
+        retriever.embedders = self.embedders
         return retriever
 
     def query_backend(self, namespace: str | None = None) -> str:

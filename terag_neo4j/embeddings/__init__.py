@@ -5,6 +5,7 @@ once, with OpenVINO (`openvino`); `quiet` holds back third-party warnings while 
 from terag_neo4j.embeddings.base import Backend, EmbeddingError, Vectors
 from terag_neo4j.embeddings.model import (
     DEFAULT_MODEL,
+    AnyEmbedder,
     CachedEmbedder,
     Embedder,
     embedding_model_path,
@@ -15,6 +16,7 @@ from terag_neo4j.embeddings.openvino import openvino_available, openvino_precisi
 
 __all__ = [
     "DEFAULT_MODEL",
+    "AnyEmbedder",
     "Backend",
     "CachedEmbedder",
     "Embedder",

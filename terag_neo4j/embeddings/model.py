@@ -267,3 +267,7 @@ class CachedEmbedder:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+# Either kind embeds the same way (`embed`, `dimensions`, `model_name`).
+AnyEmbedder = Embedder | CachedEmbedder

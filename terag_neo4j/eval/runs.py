@@ -4,13 +4,21 @@ by its gold passages (Recall@k), or by answer coverage when only reference answe
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from terag_neo4j.eval.datasets import Dataset, Question
-from terag_neo4j.eval.metrics import COVERAGE_HIT, answer_coverage, mean, percentile, recall_at_k
+from terag_neo4j.eval.metrics import (
+    COVERAGE_HIT,
+    answer_coverage,
+    content_words,
+    mean,
+    percentile,
+    recall_at_k,
+)
 from terag_neo4j.indexing.documents import Passage
 
 TOP_K = 5
@@ -122,6 +130,21 @@ class Scorer:
                 out[f"book@{TOP_K}"] = float(any(self.file.get(i) == q.source for i in top))
             return out
         return {f"R@{k}": recall_at_k(retrieved, q.gold_ids, k) for k in KS}
+
+    def ceiling(self, questions: Sequence[Question]) -> MethodRun:
+        """What no ranking of these passages can beat: each question's passage of highest answer
+        coverage, as if ranked first. Coverage is the best share in any one passage, so where
+        the answer's words are spread over several passages, no top k reaches a hit."""
+        postings: dict[str, list[str]] = {}
+        for pid, text in self.text.items():
+            for w in content_words(text):
+                postings.setdefault(w, []).append(pid)
+        run = MethodRun(name="ceiling", family="ceiling")
+        for q in questions:
+            shared = Counter(p for w in content_words(q.answers[0]) for p in postings.get(w, ()))
+            best = [max(shared, key=shared.__getitem__)] if shared else []
+            run.questions.append(QuestionRun(q.id, best, self(best, q), 0.0, type=q.type))
+        return run
 
 
 def run_simple(

@@ -13,7 +13,7 @@ from typing import Any
 from tqdm import tqdm
 
 from terag_neo4j.config import Settings
-from terag_neo4j.embeddings import CachedEmbedder
+from terag_neo4j.embeddings import AnyEmbedder
 from terag_neo4j.indexing.budget import choose, core_target, merge_concepts, passage_scores
 from terag_neo4j.indexing.documents import Passage
 from terag_neo4j.indexing.extraction import (
@@ -36,7 +36,7 @@ class BudgetPhase:
     extractor: Extractor
     core_extractor: Extractor | None
     cache: ExtractionCache
-    embedder: CachedEmbedder
+    embedder: AnyEmbedder
     batch_passages: int
 
     def _meta(self) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from typing import Any
 from tqdm import tqdm
 
 from terag_neo4j.config import Settings, SettingsError
-from terag_neo4j.embeddings import CachedEmbedder, model_id
+from terag_neo4j.embeddings import AnyEmbedder, model_id
 from terag_neo4j.indexing.budget_phase import BudgetPhase
 from terag_neo4j.indexing.documents import Document, Passage, to_passages
 from terag_neo4j.indexing.extraction import (
@@ -58,7 +58,7 @@ class Indexer(BudgetPhase):
         settings: Settings,
         store: GraphStore,
         extractor: Extractor,
-        embedder: CachedEmbedder,
+        embedder: AnyEmbedder,
         cache: ExtractionCache,
         batch_passages: int = 512,
         core_extractor: Extractor | None = None,
@@ -110,7 +110,7 @@ class Indexer(BudgetPhase):
                 documents,
                 self.settings.chunk_tokens,
                 self.settings.chunk_overlap,
-                model=self.settings.embedding_model,
+                model=self._embedding_model(),  # the namespace's: a re-ingest chunks alike
             )
         )
         report.passages_total = len(passages)

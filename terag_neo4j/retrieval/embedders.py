@@ -11,12 +11,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from terag_neo4j.embeddings import CachedEmbedder, Embedder, model_id
+from terag_neo4j.embeddings import AnyEmbedder, CachedEmbedder, model_id
 from terag_neo4j.store import check_embedding_model
 
 log = logging.getLogger(__name__)
-
-AnyEmbedder = Embedder | CachedEmbedder
 
 
 class NamespaceEmbedders:

@@ -21,7 +21,7 @@ import numpy.typing as npt
 from neo4j.exceptions import ClientError
 
 from terag_neo4j.config import Settings
-from terag_neo4j.embeddings import CachedEmbedder, Embedder
+from terag_neo4j.embeddings import AnyEmbedder
 from terag_neo4j.errors import TeragError
 from terag_neo4j.indexing.extraction import Concept, Extractor, normalize_name
 from terag_neo4j.llm import OllamaLLM
@@ -35,7 +35,7 @@ from terag_neo4j.results import (
 from terag_neo4j.retrieval import gds, walk
 from terag_neo4j.retrieval.concept_match import SemanticMatch, link_names, match_entities
 from terag_neo4j.retrieval.concept_vectors import ensure_concept_vectors
-from terag_neo4j.retrieval.embedders import AnyEmbedder, NamespaceEmbedders, embed_query
+from terag_neo4j.retrieval.embedders import NamespaceEmbedders, embed_query
 from terag_neo4j.retrieval.flat import (
     FlatRanking,
     dense_passages,
@@ -72,7 +72,7 @@ class Retriever:
         settings: Settings,
         store: GraphStore,
         query_extractor: Extractor,
-        embedder: Embedder | CachedEmbedder,
+        embedder: AnyEmbedder,
         llm: OllamaLLM | None = None,
     ) -> None:
         self.settings = settings

@@ -36,12 +36,16 @@ def recorded_model(client: TeragClient, namespace: str) -> tuple[Any, Any]:
 
 
 def test_a_namespace_keeps_the_embedding_model_it_was_built_with(
-    base_settings: Settings, namespace: str, caplog: pytest.LogCaptureFixture
+    base_settings: Settings,
+    namespace: str,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Built with the bundled MiniLM (the default of earlier versions), the namespace is still
     searched and extended with MiniLM by a client on today's default, bge-small-en-v1.5: the
-    same ranking as a MiniLM client's, one log line saying so, and MiniLM vectors for new
-    passages. A new namespace of that client records bge-small-en-v1.5."""
+    same ranking as a MiniLM client's, one log line saying so (indexing and retrieval decide in
+    one place), MiniLM vectors for new passages, and MiniLM's tokenizer sizing them. A new
+    namespace of that client records bge-small-en-v1.5."""
     assert base_settings.embedding_model == "bge-small-en-v1.5"
     bundled = base_settings.with_overrides(embedding_model=DEFAULT_MODEL)
     with TeragClient(bundled, namespace=namespace) as first:
@@ -76,12 +80,29 @@ def test_a_namespace_keeps_the_embedding_model_it_was_built_with(
         bge = newer.embedder.embed(["Bonn\nBonn is on the Rhine."])[0]
         assert float(np.dot(stored, minilm)) > 0.999 > float(np.dot(stored, bge))
 
+        noted = [r.getMessage() for r in caplog.records if "was built with" in r.getMessage()]
+        assert len(noted) == 1 and newer.retriever.embedders is newer.embedders
+
         other = f"{namespace}-bge"
         try:
             newer.index([extra], namespace=other, progress=False)
             assert recorded_model(newer, other) == ("bge-small-en-v1.5", 384)
         finally:
             newer.drop(other)
+
+    # A client whose first act is an ingest says so too, and chunks with the namespace's model.
+    caplog.clear()
+    sized_by: list[Any] = []
+
+    def spy(*args: Any, **kw: Any) -> Any:
+        sized_by.append(kw.get("model"))
+        return documents.to_passages(*args, **kw)
+
+    monkeypatch.setattr(indexing, "to_passages", spy)
+    with TeragClient(base_settings, namespace=namespace) as writer:
+        assert writer.index([extra], progress=False).passages_unchanged == 1
+    noted = [r.getMessage() for r in caplog.records if "was built with" in r.getMessage()]
+    assert len(noted) == 1 and sized_by == [DEFAULT_MODEL]
 
 
 def test_a_bare_retriever_refuses_a_namespace_of_another_model(

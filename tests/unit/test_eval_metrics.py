@@ -85,3 +85,32 @@ def test_latency_percentiles_in_milliseconds_are_one_helper_for_every_bench() ->
     assert percentile_ms([], 50) is None  # no queries: no figure, not a zero or a NaN
     assert percentile_ms([0.010, 0.020, 0.030], 50) == 20.0
     assert percentile_ms([0.01234, 0.01234], 95) == 12.3
+
+
+def test_the_ceiling_is_each_questions_best_single_passage() -> None:
+    """A hit needs 3 of the answer's 4 content words in one passage: the question whose words
+    are split over two passages cannot be a hit for any ranking, and the ceiling says so."""
+    from pathlib import Path
+
+    from terag_neo4j.eval.datasets import Dataset, Question
+    from terag_neo4j.eval.runs import Scorer
+    from terag_neo4j.indexing.documents import Passage
+
+    def passage(pid: str, text: str) -> Passage:
+        return Passage(pid, "doc", 0, "", text)
+
+    passages = [
+        passage("a", "Marla hid the silver key"),
+        passage("b", "under the garden stone; later"),
+        passage("c", "Marla buried silver coins beneath the oak tree"),
+    ]
+    questions = [
+        Question("split", "where was the key?", ("silver key garden stone",), ()),
+        Question("whole", "what did Marla bury?", ("Marla buried silver coins",), ()),
+    ]
+    dataset = Dataset("toy", Path("."), [], questions, None, kind="coverage")
+    run = Scorer(dataset, passages).ceiling(questions)
+    got = {q.id: (q.retrieved, q.scores["hit@5"], q.scores["cov@5"]) for q in run.questions}
+    assert got["whole"] == (["c"], 1.0, 1.0)
+    assert got["split"][1:] == (0.0, 0.5)
+    assert run.scores()["hit@5"] == 0.5
