@@ -63,7 +63,7 @@ def recall_table(results: Sequence[dict[str, Any]]) -> str:
     head = "| method | " + " | ".join(f"{n} R@2 | {n} R@5" for n in names) + " |"
     sep = "|---|" + "---:|---:|" * len(names)
     rows = [head, sep]
-    for m in _method_order(results):
+    for m in _method_order([r for r in results if r["dataset"].get("kind", "recall") == "recall"]):
         cells = []
         for r in results:
             if r["dataset"].get("kind", "recall") != "recall":

@@ -176,6 +176,10 @@ def test_a_text_corpus_with_reference_answers_is_scored_by_coverage(tmp_path: Pa
     assert set(bm25["by_type"]) == {"Fact Retrieval", "Complex Reasoning"}
     md = markdown_report([result])
     assert "| bm25 | 100.0 | 100.0 |" in md and "Complex Reasoning" in md
+    # The bound of any ranking: here each answer lies whole in one passage.
+    assert result["methods"]["ceiling"]["scores"] == {"cov@5": 1.0, "hit@5": 1.0}
+    assert "| ceiling | 100.0 | 100.0 |" in md
+    assert "ceiling" not in recall_table([result])  # a coverage set has no recall row
 
 
 def test_books_in_a_corpus_folder_are_scored_by_coverage_and_by_their_book(
