@@ -30,6 +30,19 @@ REPO = Path(__file__).resolve().parents[2]
 QUESTION = "Which city is the headquarters of Volkswagen?"
 
 
+@pytest.fixture
+def chunked_with(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The embedding model whose tokenizer sizes the passages, one entry per ingest."""
+    seen: list[Any] = []
+
+    def spy(*args: Any, **kw: Any) -> Any:
+        seen.append(kw.get("model"))
+        return documents.to_passages(*args, **kw)
+
+    monkeypatch.setattr(indexing, "to_passages", spy)
+    return seen
+
+
 def recorded_model(client: TeragClient, namespace: str) -> tuple[Any, Any]:
     row = client.store.read("namespace_version", namespace=namespace)[0]
     return row["embedding_model"], row["embedding_dimensions"]
@@ -39,7 +52,7 @@ def test_a_namespace_keeps_the_embedding_model_it_was_built_with(
     base_settings: Settings,
     namespace: str,
     caplog: pytest.LogCaptureFixture,
-    monkeypatch: pytest.MonkeyPatch,
+    chunked_with: list[Any],
 ) -> None:
     """Built with the bundled MiniLM (the default of earlier versions), the namespace is still
     searched and extended with MiniLM by a client on today's default, bge-small-en-v1.5: the
@@ -92,17 +105,11 @@ def test_a_namespace_keeps_the_embedding_model_it_was_built_with(
 
     # A client whose first act is an ingest says so too, and chunks with the namespace's model.
     caplog.clear()
-    sized_by: list[Any] = []
-
-    def spy(*args: Any, **kw: Any) -> Any:
-        sized_by.append(kw.get("model"))
-        return documents.to_passages(*args, **kw)
-
-    monkeypatch.setattr(indexing, "to_passages", spy)
     with TeragClient(base_settings, namespace=namespace) as writer:
         assert writer.index([extra], progress=False).passages_unchanged == 1
     noted = [r.getMessage() for r in caplog.records if "was built with" in r.getMessage()]
-    assert len(noted) == 1 and sized_by == [DEFAULT_MODEL]
+    assert len(noted) == 1
+    assert chunked_with == [DEFAULT_MODEL] * 3 + ["bge-small-en-v1.5", DEFAULT_MODEL]
 
 
 def test_a_bare_retriever_refuses_a_namespace_of_another_model(
@@ -158,7 +165,7 @@ def test_a_model_whose_vectors_do_not_fit_the_vector_index_is_refused(
 
 
 def test_passages_are_sized_by_the_configured_models_tokenizer(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, base_settings: Settings, namespace: str
+    tmp_path: Path, chunked_with: list[Any], base_settings: Settings, namespace: str
 ) -> None:
     """A tokenizer that makes one token per character splits a text into far more passages of
     64 tokens than MiniLM's WordPiece does; the indexer hands the chunker its settings' model."""
@@ -177,16 +184,9 @@ def test_passages_are_sized_by_the_configured_models_tokenizer(
     assert len(by_char) > 2 * len(wordpiece) and len(wordpiece) >= 1
     assert all(len(p.text) <= 64 for p in by_char)
 
-    seen: list[Any] = []
-
-    def spy(*args: Any, **kw: Any) -> Any:
-        seen.append(kw.get("model"))
-        return documents.to_passages(*args, **kw)
-
-    monkeypatch.setattr(indexing, "to_passages", spy)
     with TeragClient(base_settings, namespace=namespace) as client:
         client.index([doc], progress=False)
-    assert seen == [base_settings.embedding_model]
+    assert chunked_with == [base_settings.embedding_model]
 
 
 def test_loading_the_embedder_leaves_the_environment_alone() -> None:
