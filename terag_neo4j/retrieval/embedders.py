@@ -1,4 +1,4 @@
-"""The embedder a namespace's questions need: the one of the model the namespace was built with.
+"""The embedder a namespace's passages and questions need: the model the namespace was built with.
 
 A namespace records its embedding model at its first ingest (`store/embedding_model.py`);
 vectors of another model do not compare with its passages'. TERAG_EMBEDDING_MODEL picks the
@@ -36,8 +36,8 @@ class NamespaceEmbedders:
         if (namespace, recorded) not in self._noted:
             self._noted.add((namespace, recorded))
             log.info(
-                "namespace %r was built with the embedding model %s: its questions are embedded "
-                "with it (TERAG_EMBEDDING_MODEL=%s applies to new namespaces)",
+                "namespace %r was built with the embedding model %s: its passages and questions are "
+                "embedded with it (TERAG_EMBEDDING_MODEL=%s applies to new namespaces)",
                 namespace,
                 recorded,
                 self.model,
