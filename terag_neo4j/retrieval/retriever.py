@@ -82,7 +82,9 @@ class Retriever:
         self.llm = llm
         # Picks the query NER backend per namespace (TeragClient: the one it was indexed with).
         self.extractor_for: Callable[[str], Extractor] | None = None
-        # Which model embeds a namespace's questions (TeragClient sets `embedders.load`)
+        # Which model embeds a namespace's questions; alone it refuses a namespace of another
+        # model, and TeragClient replaces it with its own, which loads that model (shared with
+        # indexing)
         self.embedders = NamespaceEmbedders(embedder, settings.embedding_model)
         self._project_lock = threading.Lock()
         self._versions: dict[str, str] = {}
