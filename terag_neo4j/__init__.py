@@ -48,6 +48,7 @@ _EXPORTS: dict[str, str] = {
     # errors (TeragError and DependencyError are imported above)
     "InputError": "terag_neo4j.indexing.documents",
     "InputNotFound": "terag_neo4j.indexing.documents",
+    "IngestCancelled": "terag_neo4j.errors",
     "SettingsError": "terag_neo4j.config",
     "KnobError": "terag_neo4j.retrieval.presets",
     "RetrievalError": "terag_neo4j.retrieval.retriever",
@@ -73,6 +74,7 @@ __all__ = [
     "Document",
     "EmbeddingError",
     "GraphStoreError",
+    "IngestCancelled",
     "IngestReport",
     "InputError",
     "InputNotFound",
@@ -108,6 +110,7 @@ if TYPE_CHECKING:
     from terag_neo4j.client import TeragClient
     from terag_neo4j.config import Settings, SettingsError
     from terag_neo4j.embeddings import EmbeddingError
+    from terag_neo4j.errors import IngestCancelled
     from terag_neo4j.indexing.documents import Document, InputError, InputNotFound
     from terag_neo4j.indexing.pipeline import IngestReport
     from terag_neo4j.integrations.graphrag import (

@@ -163,11 +163,20 @@ class AsyncTeragClient:
         include: Sequence[str] = (),
         exclude: Sequence[str] = (),
         prune: bool = False,
+        should_stop: Callable[[], bool] | None = None,
     ) -> IngestReport:
         """Index files/folders, `Document`s or LangChain documents (see `TeragClient.index`); no
-        progress bar by default."""
+        progress bar by default. `should_stop` is called from the worker thread."""
         return await self._run(
-            self._sync.index, source, namespace, progress, errors, include, exclude, prune
+            self._sync.index,
+            source,
+            namespace,
+            progress,
+            errors,
+            include,
+            exclude,
+            prune,
+            should_stop=should_stop,
         )
 
     async def retrieve(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
@@ -236,6 +236,7 @@ class TeragClient:
         include: Sequence[str] = (),
         exclude: Sequence[str] = (),
         prune: bool = False,
+        should_stop: Callable[[], bool] | None = None,
     ) -> IngestReport:
         """Index files/folders (paths), `Document` objects or LangChain `Document`s (see
         `terag_neo4j.integrations.langchain.from_langchain` for their ids); idempotent and
@@ -244,7 +245,10 @@ class TeragClient:
         `exclude` globs select files (see `terag_neo4j.indexing.readers.walk`). With `errors`, a file
         that cannot be read is reported there and skipped; without it, it raises. Documents
         read before from files now gone from an indexed folder are listed in the report's
-        `missing_documents`; `prune` deletes them (see `terag_neo4j.indexing.sync`)."""
+        `missing_documents`; `prune` deletes them (see `terag_neo4j.indexing.sync`).
+        `should_stop` is asked while chunking and between steps (extraction, embedding, each
+        batch's write): when it returns True, `IngestCancelled` is raised; batches written
+        before are whole, and indexing the same documents again resumes."""
         from langchain_core.documents import Document as LCDocument
 
         if isinstance(source, str | Path | Document | LCDocument):
@@ -281,7 +285,7 @@ class TeragClient:
                 core_extractor=self.extractor,
             )
         with neo4j_errors(self.store.uri):
-            report = indexer.index(docs, ns, progress=progress)
+            report = indexer.index(docs, ns, progress=progress, should_stop=should_stop)
             sync_folders(self.store, ns, paths, report, prune)
         self._namespace_backend.pop(ns, None)  # it may have been (re)built with another backend
         if errors:

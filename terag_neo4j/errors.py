@@ -16,7 +16,7 @@ This module imports nothing, so that catching an error never loads a stage.
 
 from __future__ import annotations
 
-__all__ = ["DependencyError", "TeragError"]
+__all__ = ["DependencyError", "IngestCancelled", "TeragError"]
 
 
 class TeragError(Exception):
@@ -27,3 +27,9 @@ class TeragError(Exception):
 class DependencyError(TeragError, RuntimeError, ImportError):
     """A package or pipeline that a feature needs is not installed; the message says what to
     install. An `ImportError` (what it is) and a `RuntimeError` (what these errors were)."""
+
+
+class IngestCancelled(TeragError):
+    """An ingest stopped because its `should_stop` said so. Every batch written before it is
+    whole (each is one transaction) and extractions are cached: indexing the same documents
+    again resumes where it stopped."""

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from terag_neo4j.config import SettingsError
 from terag_neo4j.errors import TeragError
+from terag_neo4j.indexing.inputs import ShouldStop, stop_if_asked
 
 # A token is at most this many characters on average in a chunk: a 2 MB "word" (a base64 blob, a
 # line without spaces) is one [UNK] token to WordPiece, so token windows alone do not bound size.
@@ -157,11 +158,17 @@ def _sentences(paragraph: str) -> list[str]:
 
 
 def pack(
-    paragraphs: tuple[str, ...] | list[str], max_tokens: int, overlap: int, tokenizer: object
+    paragraphs: tuple[str, ...] | list[str],
+    max_tokens: int,
+    overlap: int,
+    tokenizer: object,
+    should_stop: ShouldStop | None = None,
 ) -> list[str]:
     """One section's paragraphs as passages of whole sentences (see the module docstring)."""
     units: list[tuple[int, str, int]] = []  # (paragraph, sentence, tokens)
     for pi, para in enumerate(paragraphs):
+        if pi % 1000 == 0:
+            stop_if_asked(should_stop, "chunking")
         for sentence in _sentences(para):
             n = len(_token_offsets(sentence, tokenizer))
             if n > max_tokens or len(sentence) > max_tokens * MAX_CHARS_PER_TOKEN:
@@ -198,11 +205,16 @@ def _fits(units: list[tuple[int, str, int]], j: int, room: int) -> bool:
 
 
 def chunks(
-    text: str, max_tokens: int, overlap: int, tokenizer: object
+    text: str,
+    max_tokens: int,
+    overlap: int,
+    tokenizer: object,
+    should_stop: ShouldStop | None = None,
 ) -> Iterator[tuple[tuple[str, ...], str]]:
     """(heading path, passage text) of every passage of `text`, in order."""
     for section in sections(text):
-        for passage in pack(section.paragraphs, max_tokens, overlap, tokenizer):
+        stop_if_asked(should_stop, "chunking")
+        for passage in pack(section.paragraphs, max_tokens, overlap, tokenizer, should_stop):
             yield section.path, passage
 
 
@@ -218,10 +230,16 @@ class Chunk:
     end: int
 
 
-def chunk_spans(text: str, max_tokens: int, overlap: int, tokenizer: object) -> Iterator[Chunk]:
+def chunk_spans(
+    text: str,
+    max_tokens: int,
+    overlap: int,
+    tokenizer: object,
+    should_stop: ShouldStop | None = None,
+) -> Iterator[Chunk]:
     """`chunks` with each passage's character span in `text`."""
     spans = _Spans(text)
-    for path, passage in chunks(text, max_tokens, overlap, tokenizer):
+    for path, passage in chunks(text, max_tokens, overlap, tokenizer, should_stop):
         start, end = spans.find(passage)
         yield Chunk(path, passage, start, end)
 

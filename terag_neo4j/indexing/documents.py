@@ -17,7 +17,15 @@ from typing import Protocol
 
 from terag_neo4j.indexing import inputs
 from terag_neo4j.indexing.chunking import chunk_spans
-from terag_neo4j.indexing.inputs import Document, InputError, InputNotFound, absolute, content_hash
+from terag_neo4j.indexing.inputs import (
+    Document,
+    InputError,
+    InputNotFound,
+    ShouldStop,
+    absolute,
+    content_hash,
+    stop_if_asked,
+)
 from terag_neo4j.indexing.readers.text import jsonl_records
 
 log = logging.getLogger(__name__)
@@ -95,15 +103,17 @@ def split_document(
     overlap: int,
     tokenizer: object | None = None,
     model: str | None = None,
+    should_stop: ShouldStop | None = None,
 ) -> list[Passage]:
     """A document's passages: a benchmark record whole, anything else by its structure
-    (`chunking`); a passage's title is its heading path under the document's title."""
+    (`chunking`); a passage's title is its heading path under the document's title.
+    `should_stop` is asked every so often while chunking; `IngestCancelled` when it says so."""
     name = doc.title if doc.title_is_name else ""
     if doc.is_passage:
         text = doc.text.strip()
         return [Passage(doc.id, doc.id, 0, doc.title, text, name, doc.source)]
     tok = tokenizer or default_tokenizer(model)
-    parts = list(chunk_spans(doc.text, max_tokens, overlap, tok))
+    parts = list(chunk_spans(doc.text, max_tokens, overlap, tok, should_stop))
     out = []
     for i, c in enumerate(parts):
         heads = tuple(h for h in c.path if h != doc.title)
@@ -127,11 +137,14 @@ def to_passages(
     overlap: int,
     tokenizer: object | None = None,
     model: str | None = None,
+    should_stop: ShouldStop | None = None,
 ) -> Iterator[Passage]:
     """Passages of every usable document, sized by `tokenizer` (default: that of the embedding
-    model `model`); empty documents are skipped with a warning, never silently."""
+    model `model`); empty documents are skipped with a warning, never silently. `should_stop`
+    is asked before each document and while chunking it (`IngestCancelled`)."""
     seen: set[str] = set()
     for doc in docs:
+        stop_if_asked(should_stop, "chunking")
         if not doc.text.strip():
             log.warning("skipping empty document %r (%s)", doc.id, doc.source or "python object")
             continue
@@ -140,7 +153,7 @@ def to_passages(
                 f"document {doc.id!r} ({doc.source or 'python object'}) has {len(doc.text):,} "
                 f"characters, over the {inputs.MAX_DOCUMENT_CHARS:,} limit; split it into smaller files"
             )
-        for p in split_document(doc, max_tokens, overlap, tokenizer, model):
+        for p in split_document(doc, max_tokens, overlap, tokenizer, model, should_stop):
             if p.id in seen:
                 log.warning("duplicate passage id %r in the input; keeping the first", p.id)
                 continue

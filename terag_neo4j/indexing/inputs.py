@@ -5,14 +5,28 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from terag_neo4j.errors import TeragError
+from terag_neo4j.errors import IngestCancelled, TeragError
 
 MAX_DOCUMENT_CHARS = (
     20_000_000  # beyond this a "document" is almost surely a mistake (a dump, a binary)
 )
+
+
+# Asked between pieces of work (paragraphs, batches, stages) whether the ingest should stop.
+ShouldStop = Callable[[], bool]
+
+
+def stop_if_asked(should_stop: ShouldStop | None, stage: str) -> None:
+    """Raise `IngestCancelled` when `should_stop` says so; `stage` names what was under way."""
+    if should_stop is not None and should_stop():
+        raise IngestCancelled(
+            f"ingest cancelled while {stage}; what was written before is whole, and indexing "
+            "the same documents again resumes it"
+        )
 
 
 class InputError(TeragError, ValueError):

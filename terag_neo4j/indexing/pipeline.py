@@ -16,10 +16,11 @@ from contextlib import ExitStack
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
 from tqdm import tqdm
 
 from terag_neo4j.config import Settings, SettingsError
-from terag_neo4j.embeddings import AnyEmbedder, model_id
+from terag_neo4j.embeddings import AnyEmbedder, Vectors, model_id
 from terag_neo4j.indexing.budget_phase import BudgetPhase
 from terag_neo4j.indexing.documents import Document, Passage, to_passages
 from terag_neo4j.indexing.extraction import (
@@ -30,6 +31,7 @@ from terag_neo4j.indexing.extraction import (
     with_title_concepts,
 )
 from terag_neo4j.indexing.grounding import passage_candidates
+from terag_neo4j.indexing.inputs import ShouldStop, stop_if_asked
 from terag_neo4j.indexing.lease import held_lease
 from terag_neo4j.indexing.report import IngestReport
 from terag_neo4j.retrieval.concept_vectors import ensure_concept_vectors
@@ -50,6 +52,9 @@ __all__ = ["Indexer", "IngestReport"]
 
 GROUND_BATCH = 2000  # passages grounded per transaction
 VOCABULARY_SCAN_MAX = 300_000  # up to this many concepts, grounding reads all their names once
+# Passages embedded per call: a cancel waits for at most one such call (well under a second
+# on a CPU for the default model), not for a whole batch.
+EMBED_STEP = 32
 
 
 class Indexer(BudgetPhase):
@@ -76,18 +81,31 @@ class Indexer(BudgetPhase):
         self.batch_passages = batch_passages
         # The embedding model and its vector size, recorded on the namespace with each write
         self._embedding_meta: dict[str, Any] = {}
+        self._should_stop: ShouldStop | None = None  # the running `index` call's
+
+    def _stop_if_asked(self, stage: str) -> None:
+        stop_if_asked(self._should_stop, stage)
 
     def index(
         self,
         documents: Iterable[Document],
         namespace: str | None = None,
         progress: bool = True,
+        should_stop: ShouldStop | None = None,
     ) -> IngestReport:
+        """Index `documents` into `namespace`. `should_stop` is asked while chunking, between
+        extraction, embedding and write steps and between stages: when it says so the ingest
+        raises `IngestCancelled`, leaving every batch written before it whole (indexing the same
+        documents again resumes)."""
         ns = check_namespace(namespace or self.settings.namespace)
-        # Every write of this ingest goes to the namespace as it found it: a drop meanwhile
-        # fails the ingest instead of leaving a new, partial namespace behind.
-        with self.store.writing(ns):
-            return self._index(documents, ns, progress)
+        self._should_stop = should_stop
+        try:
+            # Every write of this ingest goes to the namespace as it found it: a drop meanwhile
+            # fails the ingest instead of leaving a new, partial namespace behind.
+            with self.store.writing(ns):
+                return self._index(documents, ns, progress)
+        finally:
+            self._should_stop = None
 
     def _index(self, documents: Iterable[Document], ns: str, progress: bool) -> IngestReport:
         t0 = time.perf_counter()
@@ -111,6 +129,7 @@ class Indexer(BudgetPhase):
                 self.settings.chunk_tokens,
                 self.settings.chunk_overlap,
                 model=self._embedding_model(),  # the namespace's: a re-ingest chunks alike
+                should_stop=self._should_stop,
             )
         )
         report.passages_total = len(passages)
@@ -124,6 +143,7 @@ class Indexer(BudgetPhase):
                 documents, [], [], self._remove_stale(ns, doc_ids, passages, report), ()
             )
             return report
+        self._stop_if_asked("preparing the namespace")
         self.store.ensure_schema()
         self.store.ensure_search(ns)
         self._warn_if_built_differently(ns)
@@ -168,12 +188,14 @@ class Indexer(BudgetPhase):
                         ahead = pool.submit(self._extract, batches[i + 1], report, bar)
                     self._write_batch(ns, batch, extractions, report)
             if self.core_extractor is not None:
+                self._stop_if_asked("choosing the core passages")
                 self._budget(ns, report, progress)
             if self.settings.ground_mentions:
                 self._ground(ns, passages, report, progress)
         finally:
             bar.close()
             lease.close()
+        self._stop_if_asked("finishing the namespace")
         if self.settings.cooccurrence == "eager":
             # A namespace made lazily gets its pairs now (a no-op once they are kept).
             t = time.perf_counter()
@@ -215,6 +237,7 @@ class Indexer(BudgetPhase):
         bar = tqdm(total=len(todo), desc=f"grounding {ns}", unit="passage", disable=not progress)
         try:
             for i in range(0, len(todo), GROUND_BATCH):
+                self._stop_if_asked("grounding passages")
                 batch = todo[i : i + GROUND_BATCH]
                 cands = {p.id: passage_candidates(p) for p in batch}
                 vocabulary = whole or self.store.concept_vocabulary(
@@ -320,9 +343,14 @@ class Indexer(BudgetPhase):
             if self.extractor.name == "ollama"
             else 64
         )
-        extractions: list[Extraction] = extract_with_cache(
-            self.extractor, batch, self.cache, report.run_id, chunk=chunk, progress=bar
-        )
+        extractions: list[Extraction] = []
+        for i in range(0, len(batch), chunk):
+            # Runs ahead in its own thread: a cancel raised here reaches `index` through the
+            # future, and the pool's exit waits for this step only, not for the whole batch.
+            self._stop_if_asked("extracting concepts")
+            extractions += extract_with_cache(
+                self.extractor, batch[i : i + chunk], self.cache, report.run_id, chunk, bar
+            )
         report.extraction_s += time.perf_counter() - t
         cached, fresh = report.charge(extractions)
         report.extracted_cached += cached
@@ -341,15 +369,16 @@ class Indexer(BudgetPhase):
         report: IngestReport,
     ) -> None:
         t = time.perf_counter()
-        pvecs = self.embedder.embed([p.content for p in batch])
+        pvecs = self._embed([p.content for p in batch])
         names = (
             {c.key: c.name for e in extractions for c in e.concepts}
             if self.settings.concept_vectors == "eager"
             else {}
         )
         keys = sorted(names)
-        cvecs = self.embedder.embed([names[k] for k in keys]) if keys else None
+        cvecs = self._embed([names[k] for k in keys]) if keys else None
         report.embedding_s += time.perf_counter() - t
+        self._stop_if_asked("writing passages")  # the last look before the batch's transaction
 
         t = time.perf_counter()
         try:
@@ -381,3 +410,11 @@ class Indexer(BudgetPhase):
         report.concepts_touched += stats.concepts_touched
         report.has_passage += stats.has_passage
         report.cooccurrence_rows += stats.cooccurrence_rows
+
+    def _embed(self, texts: Sequence[str]) -> Vectors:
+        """`texts` embedded a few at a time, asking `should_stop` before each step."""
+        parts = []
+        for i in range(0, len(texts), EMBED_STEP):
+            self._stop_if_asked("embedding passages")
+            parts.append(self.embedder.embed(list(texts[i : i + EMBED_STEP])))
+        return np.concatenate(parts)
