@@ -1,3 +1,8 @@
+// Its unfinished ingest jobs fail first (their documents go with the job sweep).
+MATCH (j:IngestJob {namespace: $namespace})
+WHERE j.state IN ['receiving', 'queued', 'running']
+SET j.state = 'failed', j.finished = datetime(), j.lease_owner = null, j.lease_until = null,
+    j.errors = j.errors + ['NamespaceDropped: the namespace was dropped; submit the documents again'];
 // Deletes a namespace in batches so a large one never needs one huge transaction: first the
 // relationships (they all start at a Concept), then the nodes. The namespace is marked
 // `dropping` before (mark_dropping.cypher), under its write lock, so no ingest writes meanwhile.

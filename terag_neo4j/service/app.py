@@ -41,7 +41,7 @@ def create_app(
     keys = service.keyring()
     check_bind(service.host, keys)
     runtime = Runtime(service, settings, client)
-    jobs = JobRegistry(service.max_jobs_queued)
+    jobs = JobRegistry(runtime, service)
 
     from terag_neo4j.service.mcp_tools import build_mcp
 
@@ -53,6 +53,7 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         runtime.start()
+        jobs.start()
         try:
             async with mcp.session_manager.run():
                 yield

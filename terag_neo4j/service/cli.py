@@ -93,9 +93,10 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     settings = Settings()
     _neo4j(settings)  # logs go to stderr: stdout carries the protocol
     runtime = Runtime(service, settings)
-    jobs = JobRegistry(service.max_jobs_queued)
+    jobs = JobRegistry(runtime, service)
     server = build_mcp(runtime, jobs, keys, stdio_principal=principal)
     runtime.start()
+    jobs.start()
     try:
         anyio.run(server.run_stdio_async)
     finally:

@@ -142,25 +142,21 @@ def build_mcp(
         from terag_neo4j.indexing.documents import Document
 
         scoped(ctx, namespace, write=True)
-        await ready()
+        p = principal(ctx)
         try:
             d = TextDocument(id=document_id, text=text, title=title)
-            job = jobs.submit(
-                runtime.client, namespace, [Document(id=d.id, text=d.text, title=d.title)]
-            )
-        except (ServiceError, ValueError) as e:
+        except ValueError as e:
             raise ToolError(str(e)) from None
-        return job.view().model_dump()
+        doc = Document(id=d.id, text=d.text, title=d.title)
+        job = await call(lambda c: jobs.submit(c, namespace, [doc], p))
+        return job.model_dump()
 
     @server.tool()
     async def ingest_status(job_id: str, ctx: Context[Any, Any]) -> dict[str, Any]:
         """An ingest job's state and progress (passages done of total), errors and tokens."""
-        try:
-            job = jobs.get(job_id)
-        except ServiceError as e:
-            raise ToolError(f"{e.type}: {e.message}") from None
-        scoped(ctx, job.namespace)
-        return job.view().model_dump()
+        p = principal(ctx)  # the key is checked before anything about the job is told
+        job = await call(lambda c: jobs.get(c, job_id, p))
+        return job.model_dump()
 
     @server.tool()
     async def list_documents(

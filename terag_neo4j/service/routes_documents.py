@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from fastapi import APIRouter, File, Query, Request, Response, UploadFile
 
 from terag_neo4j.service import graph
-from terag_neo4j.service.auth import Caller, ReadNamespace, WriteNamespace, authorize
+from terag_neo4j.service.auth import Caller, ReadNamespace, WriteNamespace, authenticate
 from terag_neo4j.service.errors import ServiceError
 from terag_neo4j.service.routes_admin import ERRORS, runtime
 from terag_neo4j.service.schemas import Deleted, DocumentList, Job, TextsRequest
@@ -41,11 +41,12 @@ def _check_sizes(docs: list[Document]) -> None:
             )
 
 
-def _submit(request: Request, namespace: str, docs: list[Document]) -> Job:
+async def _submit(request: Request, namespace: str, docs: list[Document]) -> Job:
+    """Store the documents as a job (in Neo4j: any process of the service may run it)."""
     _check_sizes(docs)
-    rt = runtime(request)
-    job = jobs(request).submit(rt.client, namespace, docs)
-    return job.view()
+    principal = authenticate(request.app.state.keys, request.headers)
+    reg = jobs(request)
+    return await runtime(request).call(lambda c: reg.submit(c, namespace, docs, principal))
 
 
 @router.post(
@@ -75,7 +76,7 @@ async def add_texts(request: Request, namespace: WriteNamespace, body: TextsRequ
         )
         for d in body.documents
     ]
-    return _submit(request, namespace, docs)
+    return await _submit(request, namespace, docs)
 
 
 def _upload_text(name: str, data: bytes) -> None:
@@ -132,7 +133,7 @@ async def upload(
             docs += read if suffix in JSONL_SUFFIXES else [_renamed(d, name) for d in read]
     if not docs:
         raise ServiceError(422, "no documents in the uploaded files")
-    return _submit(request, namespace, docs)
+    return await _submit(request, namespace, docs)
 
 
 def _renamed(d: Document, name: str) -> Document:
@@ -179,24 +180,23 @@ async def delete_document(request: Request, namespace: WriteNamespace, document_
 
 @router.get("/jobs/{job_id}", response_model=Job, tags=["jobs"], responses=ERRORS)
 async def job_status(request: Request, job_id: str, principal: Caller) -> Job:
-    """An ingest job's state, passages done of total, errors and tokens."""
-    job = jobs(request).get(job_id)
-    authorize(principal, job.namespace, write=False)
-    return job.view()
+    """An ingest job's state, passages done of total, errors and tokens; 404 for a job of a
+    namespace this key cannot read, as for an unknown one."""
+    reg = jobs(request)
+    return await runtime(request).call(lambda c: reg.get(c, job_id, principal))
 
 
 @router.get("/jobs", response_model=list[Job], tags=["jobs"], responses=ERRORS)
 async def list_jobs(request: Request, principal: Caller) -> list[Job]:
-    """Recent ingest jobs of the namespaces this key may read."""
-    return [j.view() for j in jobs(request).jobs() if principal.can_read(j.namespace)]
+    """Recent ingest jobs (up to 1000, oldest first) of the namespaces this key may read."""
+    reg = jobs(request)
+    return await runtime(request).call(lambda c: reg.list(c, principal))
 
 
 @router.delete("/jobs/{job_id}", response_model=Job, tags=["jobs"], responses=ERRORS)
 async def cancel_job(request: Request, job_id: str, principal: Caller) -> Response:
-    """Cancel a job: a queued one at once, a running one before its next group of documents
-    (what it wrote stays, and adding the same documents again resumes)."""
+    """Cancel a job: a queued one at once, a running one within about a second (what it wrote
+    stays, and adding the same documents again resumes)."""
     reg = jobs(request)
-    job = reg.get(job_id)
-    authorize(principal, job.namespace, write=True)
-    reg.cancel(job)
-    return Response(job.view().model_dump_json(), 202, media_type="application/json")
+    job = await runtime(request).call(lambda c: reg.cancel(c, job_id, principal))
+    return Response(job.model_dump_json(), 202, media_type="application/json")

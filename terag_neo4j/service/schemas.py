@@ -139,6 +139,7 @@ class Job(Model):
     output_tokens: int = 0
     errors: list[str] = Field(default_factory=list)
     created: str
+    started: str | None = None
     finished: str | None = None
 
 

@@ -148,8 +148,13 @@ class ServiceSettings(BaseSettings):
     queue_timeout_s: float = Field(default=30.0, gt=0)
     max_body_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
     max_question_chars: int = Field(default=2000, ge=1)
-    # Ingest jobs waiting behind the running one; beyond that: 429
+    # Unfinished ingest jobs one API key may have; beyond that: 429
     max_jobs_queued: int = Field(default=16, ge=1)
+    # How long finished ingest jobs are kept (then their id answers 404 "expired")
+    job_retention_hours: float = Field(default=24.0, gt=0)
+    # A worker's hold on the job it runs, renewed every second: a job whose process died is
+    # taken over by another (or by the restarted service) once this has run out
+    job_lease_s: float = Field(default=30.0, ge=1)
 
     @field_validator("cors_origins", mode="before")
     @classmethod

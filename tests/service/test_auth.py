@@ -107,9 +107,17 @@ def test_create_and_jobs_are_scoped_too(service: Service) -> None:
             },
         ).json()
     with service.client(KEY_A) as http:
-        assert http.get(f"/v1/jobs/{job['id']}").status_code == 403
-        assert http.delete(f"/v1/jobs/{job['id']}").status_code == 403
+        # Another tenant's job is answered as an unknown one: neither it nor its namespace is told
+        unknown = http.get("/v1/jobs/0123456789abcdef")
+        for r in (http.get(f"/v1/jobs/{job['id']}"), http.delete(f"/v1/jobs/{job['id']}")):
+            assert r.status_code == 404
+            assert service.ns_b not in r.text
+            assert r.json()["error"]["message"] == unknown.json()["error"]["message"].replace(
+                "0123456789abcdef", job["id"]
+            )
         assert job["id"] not in [j["id"] for j in http.get("/v1/jobs").json()]
+    with service.client(KEY_B) as http:  # its own key still cancels it
+        assert http.delete(f"/v1/jobs/{job['id']}").status_code == 202
 
 
 def test_keys_never_appear_in_the_openapi_schema_or_errors(service: Service) -> None:

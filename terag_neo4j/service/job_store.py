@@ -1,0 +1,392 @@
+"""Ingest jobs kept in Neo4j, so they outlive the process that took them and every process of
+the service on one database shares them: (:IngestJob) nodes with their state, progress and
+lease, and (:IngestJobDocument) nodes holding the submitted documents until the job ends.
+
+The documents are stored in the database rather than in a folder under TERAG_HOME because
+several `terag serve` processes on one Neo4j (on several machines) must all be able to run any
+job; they are written in batched transactions, and the job joins the queue only once all are.
+
+Who runs what is decided by leases: a worker claims a job (cypher/job_claim.cypher) with a
+lease it renews while it writes one group of documents; a worker that dies stops renewing, and
+once the lease runs out any worker claims the job again and resumes at the group after its last
+recorded one (re-adding documents skips what is already indexed, so nothing is indexed twice).
+Times are the database's clock, never a process's.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from neo4j import ManagedTransaction
+
+from terag_neo4j.indexing.inputs import Document
+from terag_neo4j.service.schemas import Job
+from terag_neo4j.store.cypher import cypher_statements, load_cypher
+
+if TYPE_CHECKING:
+    from terag_neo4j.indexing.report import IngestReport
+    from terag_neo4j.store import GraphStore
+
+log = logging.getLogger(__name__)
+
+# Documents (and characters) per write of a submission: large enough that batching pays,
+# small enough that one transaction never holds a whole 32 MiB upload.
+WRITE_ROWS = 1000
+WRITE_CHARS = 4 * 2**20
+DELETE_BATCH = 5000
+MAX_ERRORS = 100  # errors kept on a job (a bad corpus must not grow one node without bound)
+TOMBSTONE_S = 30 * 86400  # how long a removed job still answers "expired" rather than unknown
+RECEIVING_S = 3600  # a submission not finished in this long was abandoned (its process died)
+# About as many characters as a passage of `chunk_tokens` tokens holds: groups are cut by this
+# estimate, so cutting them needs no tokenizer (the indexer counts the real passages).
+CHARS_PER_TOKEN = 4
+
+
+def estimate_passages(doc: Document, chunk_tokens: int) -> int:
+    if doc.is_passage:
+        return 1
+    return max(1, math.ceil(len(doc.text) / (chunk_tokens * CHARS_PER_TOKEN)))
+
+
+def _time(v: Any) -> str | None:
+    """A Neo4j datetime as ISO 8601 to the second (UTC), as the service shows times."""
+    if v is None:
+        return None
+    native = v.to_native() if hasattr(v, "to_native") else v
+    return str(native.isoformat(timespec="seconds"))
+
+
+@dataclass(frozen=True)
+class StoredJob:
+    """A job's node as read back: its view, and what the worker and the routes decide on."""
+
+    row: dict[str, Any]
+
+    @property
+    def id(self) -> str:
+        return str(self.row["id"])
+
+    @property
+    def namespace(self) -> str:
+        return str(self.row["namespace"])
+
+    @property
+    def expired(self) -> bool:
+        return self.row.get("expired") is not None
+
+    @property
+    def documents_done(self) -> int:
+        return int(self.row.get("documents_done") or 0)
+
+    @property
+    def documents_total(self) -> int:
+        return int(self.row.get("documents_total") or 0)
+
+    @property
+    def preempted(self) -> int:
+        return int(self.row.get("preempted") or 0)
+
+    @property
+    def attempts(self) -> int:
+        return int(self.row.get("attempts") or 0)
+
+    @property
+    def cancel_requested(self) -> bool:
+        return bool(self.row.get("cancel_requested"))
+
+    def view(self) -> Job:
+        r = self.row
+        done = int(r.get("passages_done") or 0)
+        # Passages are counted as each group is indexed; the rest is estimated from its size
+        # until then (exact once the job has run through).
+        rest = max(0, int(r.get("estimate_total") or 0) - int(r.get("estimate_done") or 0))
+        unfinished = r["state"] in ("queued", "running")
+        return Job(
+            id=self.id,
+            namespace=self.namespace,
+            state=r["state"],
+            documents_total=self.documents_total,
+            documents_done=self.documents_done,
+            passages_total=done + (rest if unfinished else 0),
+            passages_done=done,
+            passages_new=int(r.get("passages_new") or 0),
+            passages_unchanged=int(r.get("passages_unchanged") or 0),
+            passages_replaced=int(r.get("passages_replaced") or 0),
+            input_tokens=int(r.get("input_tokens") or 0),
+            output_tokens=int(r.get("output_tokens") or 0),
+            errors=list(r.get("errors") or []),
+            created=_time(r.get("created")) or "",
+            started=_time(r.get("started")),
+            finished=_time(r.get("finished")),
+        )
+
+
+@dataclass(frozen=True)
+class Beat:
+    """What a heartbeat found: the lease still ours, a cancel asked, another tenant waiting."""
+
+    mine: bool
+    cancel: bool
+    others: bool
+
+
+class JobStore:
+    """The job queries (cypher/job_*.cypher) over one `GraphStore`."""
+
+    def __init__(self, store: GraphStore) -> None:
+        self.store = store
+        self._schema_done = False
+
+    def ensure_schema(self) -> None:
+        if self._schema_done:
+            return
+
+        def run() -> None:
+            with self.store.session() as s:
+                for stmt in cypher_statements("job_schema"):
+                    s.run(stmt).consume()
+
+        self.store._call(run)
+        self._schema_done = True
+
+    # ------------------------------------------------------------------ submitting
+
+    def unfinished_by_key(self, key: str) -> int:
+        return int(self.store.read("job_unfinished_by_key", key=key)[0]["n"])
+
+    def submit(
+        self, namespace: str, documents: Sequence[Document], key: str, chunk_tokens: int
+    ) -> StoredJob:
+        """Write the job and its documents, then queue it: a process that dies meanwhile leaves
+        a job no one sees (removed by the sweep), never a half-stored one that runs."""
+        self.ensure_schema()
+        job_id = uuid.uuid4().hex[:16]
+        estimates = [estimate_passages(d, chunk_tokens) for d in documents]
+        self.store.write_tx(
+            lambda tx: tx.run(
+                load_cypher("job_create"),
+                id=job_id,
+                namespace=namespace,
+                key=key,
+                documents_total=len(documents),
+                estimate_total=sum(estimates),
+            ).consume()
+        )
+        for batch in _batches(documents, estimates):
+            self.store.write_tx(
+                lambda tx, b=batch: tx.run(  # type: ignore[misc]
+                    load_cypher("job_add_documents"), job_id=job_id, documents=b
+                ).consume()
+            )
+        self.store.write_tx(lambda tx: tx.run(load_cypher("job_queue"), id=job_id).consume())
+        found = self.get(job_id)
+        assert found is not None
+        return found
+
+    # ------------------------------------------------------------------ reading
+
+    def get(self, job_id: str) -> StoredJob | None:
+        rows = self.store.read("job_get", id=job_id)
+        return StoredJob(rows[0]["job"]) if rows else None
+
+    def list(self, namespaces: Sequence[str] | None, limit: int = 1000) -> list[StoredJob]:
+        ns = sorted(namespaces) if namespaces is not None else None
+        return [
+            StoredJob(r["job"]) for r in self.store.read("job_list", namespaces=ns, limit=limit)
+        ]
+
+    def cancel(self, job_id: str) -> None:
+        self.store.write_tx(lambda tx: tx.run(load_cypher("job_cancel"), id=job_id).consume())
+
+    # ------------------------------------------------------------------ the worker's side
+
+    def claim(self, owner: str, lease_s: float) -> StoredJob | None:
+        def work(tx: ManagedTransaction) -> dict[str, Any] | None:
+            tx.run(load_cypher("job_lock_queue")).consume()
+            tx.run(load_cypher("job_end_cancelled")).consume()
+            rec = tx.run(
+                load_cypher("job_claim"), owner=owner, lease_ms=int(lease_s * 1000)
+            ).single()
+            return dict(rec["job"]) if rec else None
+
+        self.ensure_schema()
+        row = self.store.write_tx(work)
+        return StoredJob(row) if row else None
+
+    def heartbeat(self, job_id: str, owner: str, lease_s: float, wait_s: float) -> Beat:
+        rec = self.store.write_tx(
+            lambda tx: tx.run(
+                load_cypher("job_heartbeat"),
+                id=job_id,
+                owner=owner,
+                lease_ms=int(lease_s * 1000),
+                wait_ms=int(wait_s * 1000),
+            ).single()
+        )
+        if rec is None:  # the job is gone (swept): nothing to renew
+            return Beat(False, True, False)
+        return Beat(bool(rec["mine"]), bool(rec["cancel"]), bool(rec["others"]))
+
+    def next_group(
+        self, job_id: str, start: int, max_estimate: int, max_documents: int
+    ) -> tuple[list[Document], int]:
+        """The documents from `start` on, up to about `max_estimate` passages (at least one
+        document), and their estimate."""
+        sizes = self.store.read(
+            "job_document_sizes", job_id=job_id, **{"from": start}, limit=max_documents
+        )
+        end, estimate = start, 0
+        for r in sizes:
+            if end > start and estimate + int(r["estimate"]) > max_estimate:
+                break
+            end, estimate = int(r["seq"]) + 1, estimate + int(r["estimate"])
+        rows = self.store.read("job_documents", job_id=job_id, **{"from": start, "to": end})
+        docs = [_document(r["document"]) for r in rows]
+        return docs, estimate
+
+    def group_done(
+        self,
+        job_id: str,
+        owner: str,
+        done: int,
+        documents: int,
+        estimate: int,
+        report: IngestReport,
+    ) -> str | None:
+        """Record a written group; the job's state after it, or None where this worker no
+        longer held the job (its lease ran out and another took it, or it was dropped)."""
+        counts = {
+            k: int(getattr(report, k))
+            for k in (
+                "passages_total",
+                "passages_new",
+                "passages_unchanged",
+                "passages_replaced",
+                "input_tokens",
+                "output_tokens",
+            )
+        }
+        rec = self.store.write_tx(
+            lambda tx: tx.run(
+                load_cypher("job_group_done"),
+                id=job_id,
+                owner=owner,
+                done=done,
+                documents=documents,
+                estimate=estimate,
+                report=counts,
+                warnings=[str(w) for w in report.warnings],
+                max_errors=MAX_ERRORS,
+            ).single()
+        )
+        return str(rec["state"]) if rec else None
+
+    def release(
+        self, job_id: str, owner: str, preempted: int = 0, failed: int = 0, delay_s: float = 0.0
+    ) -> None:
+        """Give a job back unfinished: it yielded (`preempted`), Neo4j failed for now (`failed`,
+        claimed again after `delay_s`) or this process is stopping (neither)."""
+        self.store.write_tx(
+            lambda tx: tx.run(
+                load_cypher("job_release"),
+                id=job_id,
+                owner=owner,
+                preempted=preempted,
+                failed=failed,
+                delay_ms=int(delay_s * 1000),
+            ).consume()
+        )
+
+    def finish(self, job_id: str, owner: str, state: str, errors: Sequence[str] = ()) -> None:
+        self.store.write_tx(
+            lambda tx: tx.run(
+                load_cypher("job_finish"),
+                id=job_id,
+                owner=owner,
+                state=state,
+                errors=list(errors),
+                max_errors=MAX_ERRORS,
+            ).consume()
+        )
+
+    def sweep(self, retention_s: float) -> int:
+        """Finished jobs past `retention_s` become tombstones, old tombstones and abandoned
+        submissions go, and finished jobs' documents are deleted; how many documents went."""
+
+        def run() -> None:
+            with self.store.session() as s:
+                for stmt in cypher_statements("job_sweep"):
+                    s.run(
+                        stmt,
+                        retention_s=int(retention_s),
+                        tombstone_s=TOMBSTONE_S,
+                        receiving_s=RECEIVING_S,
+                    ).consume()
+
+        self.ensure_schema()
+        self.store._call(run)
+        deleted = 0
+        for r in self.store.read("job_documents_left"):
+            deleted += self.delete_documents(str(r["id"]))
+        return deleted
+
+    def delete_documents(self, job_id: str) -> int:
+        deleted = 0
+        while True:
+            rec = self.store.write_tx(
+                lambda tx: tx.run(
+                    load_cypher("job_delete_documents"), job_id=job_id, batch=DELETE_BATCH
+                ).single()
+            )
+            n = int(rec["deleted"]) if rec else 0
+            deleted += n
+            if n < DELETE_BATCH:
+                break
+        self.store.write_tx(
+            lambda tx: tx.run(load_cypher("job_documents_gone"), job_id=job_id).consume()
+        )
+        return deleted
+
+
+def _batches(
+    documents: Sequence[Document], estimates: Sequence[int]
+) -> Iterator[list[dict[str, Any]]]:
+    batch: list[dict[str, Any]] = []
+    chars = 0
+    for seq, (d, est) in enumerate(zip(documents, estimates, strict=True)):
+        if batch and (len(batch) >= WRITE_ROWS or chars + len(d.text) > WRITE_CHARS):
+            yield batch
+            batch, chars = [], 0
+        batch.append(
+            {
+                "seq": seq,
+                "estimate": est,
+                "id": d.id,
+                "text": d.text,
+                "title": d.title,
+                "source": d.source,
+                "is_passage": d.is_passage,
+                "title_is_name": d.title_is_name,
+                "pages": list(d.pages),
+            }
+        )
+        chars += len(d.text)
+    if batch:
+        yield batch
+
+
+def _document(r: dict[str, Any]) -> Document:
+    return Document(
+        id=r["id"],
+        text=r["text"],
+        title=r.get("title") or "",
+        source=r.get("source") or "",
+        is_passage=bool(r.get("is_passage")),
+        title_is_name=bool(r.get("title_is_name", True)),
+        pages=tuple(int(p) for p in r.get("pages") or ()),
+    )
