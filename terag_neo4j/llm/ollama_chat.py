@@ -27,6 +27,7 @@ from tenacity import (
     Retrying,
     retry_if_exception,
     stop_after_attempt,
+    stop_after_delay,
     wait_exponential,
 )
 
@@ -113,7 +114,10 @@ class OllamaLLM:
     def _retry_kwargs(self) -> dict[str, Any]:
         return {
             "retry": retry_if_exception(is_transient),
-            "stop": stop_after_attempt(self.attempts),
+            # No new attempt once a call's timeout has passed since the first: a server that is
+            # down costs a few quick refusals, a slow one at most about two timeouts in all
+            "stop": stop_after_attempt(self.attempts)
+            | stop_after_delay(self.settings.llm_timeout_s),
             "wait": wait_exponential(
                 multiplier=self._retry_backoff_s, min=self._retry_backoff_s, max=MAX_RETRY_WAIT_S
             ),
@@ -237,23 +241,34 @@ class OllamaLLM:
         options = self._options(max_tokens)
         parts: list[str] = []
         last: ollama.ChatResponse | None = None
+        timeout_s = self.settings.llm_timeout_s
         with self._semaphore:
             started = time.perf_counter()
+            chunks = self._client.chat(
+                model=self.model,
+                messages=payload,
+                options=options,
+                stream=True,
+                format=format,
+            )
             try:
-                for chunk in self._client.chat(
-                    model=self.model,
-                    messages=payload,
-                    options=options,
-                    stream=True,
-                    format=format,
-                ):
+                for chunk in chunks:
                     last = chunk
                     piece = chunk.message.content or ""
                     if piece:
                         parts.append(piece)
                         yield piece
+                    # The client's timeout bounds each read, not a reply that trickles on: a
+                    # streamed reply gets the time a whole non-streamed one has
+                    if time.perf_counter() - started > timeout_s and not chunk.done:
+                        raise LLMUnavailableError(
+                            f"Ollama at {self.host} did not finish its reply within "
+                            f"TERAG_LLM_TIMEOUT_S={timeout_s:g}s; raise it for a slow model"
+                        )
             except (ollama.ResponseError, ConnectionError, httpx.HTTPError) as exc:
                 raise self._translate(exc) from exc
+            finally:
+                chunks.close()  # hangs up at once, also when our caller stops reading
         if last is None:
             raise LLMError(f"Ollama at {self.host} sent an empty stream")
         # The last chunk carries the counts and timings, its message only the last piece

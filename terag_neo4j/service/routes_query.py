@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import AsyncIterator, Callable
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 
-from terag_neo4j.service import graph
+from terag_neo4j.service import graph, streaming
 from terag_neo4j.service.auth import ReadNamespace
-from terag_neo4j.service.errors import ServiceError, error_body, public_message, status_for
+from terag_neo4j.service.errors import ServiceError
 from terag_neo4j.service.routes_admin import ERRORS, runtime
 from terag_neo4j.service.schemas import (
     QUESTION_MAX,
@@ -86,23 +84,35 @@ def _read(c: Any, question: str, res: RetrievalResult) -> Answer:
     return _answer(text, comp, res)
 
 
-def _read_streamed(
-    c: Any, question: str, res: RetrievalResult, emit: Callable[[str | None], None]
-) -> Answer:
-    """`_read`, handing each piece of the answer to `emit` as the reader writes it."""
+def _ask_streamed(
+    c: Any, question: str, top_k: int | None, namespace: str, hand: streaming.Handoff
+) -> tuple[Answer, RetrievalResult]:
+    """Retrieve, hand the passages over, then read, handing each piece of the answer over as
+    the reader writes it and None once it has finished: one admitted call for the whole ask,
+    so nothing can refuse the reader after the stream's 200 went out."""
     from terag_neo4j.retrieval.reader import read_stream
 
+    res = c.retrieve(question, top_k=top_k, namespace=namespace)
+    hand.put(("passages", res))
     try:
         gen = read_stream(c.llm, question, res.passages)
         while True:
             try:
-                emit(next(gen))
+                hand.token(next(gen))
             except StopIteration as stop:
                 text, comp = stop.value
                 break
     finally:
-        emit(None)
-    return _answer(text, comp, res)
+        hand.token(None)
+    return _answer(text, comp, res), res
+
+
+def ask_deadline_s(rt: Any) -> float:
+    """How long a streamed ask may take in all: the wait for a worker, the retrieval's Neo4j
+    calls, and two LLM calls (query NER, when an LLM does it, and the reader), each bounded by
+    its own timeout."""
+    settings = rt.client.settings
+    return rt.service.queue_timeout_s + settings.neo4j_timeout_s + 2 * settings.llm_timeout_s
 
 
 @router.post(
@@ -114,49 +124,37 @@ def _read_streamed(
 async def ask(request: Request, namespace: ReadNamespace, body: AskRequest) -> Any:
     """Retrieve, then answer with the reader LLM. With `"stream": true` the reply is NDJSON:
     a `passages` line as soon as retrieval is done, `token` lines with the answer's characters as
-    the reader writes them, then `answer`, then `done` (or `error`)."""
+    the reader writes them, then `answer`, then `done`; or `error` as the last line, whatever
+    failed after the 200 (the reader, the ask's deadline)."""
     q = _check_question(request, body.question)
     rt = runtime(request)
     if not body.stream:
-        res = await rt.call(lambda c: c.retrieve(q, top_k=body.top_k, namespace=namespace))
-        return await rt.call(lambda c: _read(c, q, res))
+        # One admission for both: a reader refused after its retrieval would waste that
+        return await rt.call(
+            lambda c: _read(c, q, c.retrieve(q, top_k=body.top_k, namespace=namespace))
+        )
 
-    # Retrieval errors (unknown namespace, Neo4j down) still get their status, not a 200 stream
-    res = await rt.call(lambda c: c.retrieve(q, top_k=body.top_k, namespace=namespace))
+    deadline_s = ask_deadline_s(rt)
+    loop = asyncio.get_running_loop()
+    end = loop.time() + deadline_s
+    hand = streaming.Handoff(loop)
+    task = asyncio.ensure_future(
+        rt.call(lambda c: _ask_streamed(c, q, body.top_k, namespace, hand))
+    )
+    # Retrieval errors (unknown namespace, Neo4j down, a refused admission) still get their
+    # status, not a 200 stream
+    res = await streaming.first_item(hand, task, end, deadline_s)
+    view = retrieval_view(res)
+    head = [
+        streaming.line({"event": "passages", "passages": [p.model_dump() for p in view.passages]})
+    ]
 
-    async def lines() -> AsyncIterator[bytes]:
-        view = retrieval_view(res)
-        first = {"event": "passages", "passages": [p.model_dump() for p in view.passages]}
-        yield (json.dumps(first) + "\n").encode()
-        # The reader runs in a worker thread; its pieces cross to this loop through a queue,
-        # None marking the end (also after an error, which the task then raises)
-        loop = asyncio.get_running_loop()
-        pieces: asyncio.Queue[str | None] = asyncio.Queue()
-
-        def emit(piece: str | None) -> None:
-            loop.call_soon_threadsafe(pieces.put_nowait, piece)
-
-        task = asyncio.ensure_future(rt.call(lambda c: _read_streamed(c, q, res, emit)))
-        while (piece := await pieces.get()) is not None:
-            yield (json.dumps({"event": "token", "text": piece}) + "\n").encode()
-        try:
-            ans = await task
-        except Exception as e:  # the status line is gone: the error is the stream's last line
-            status, type_ = status_for(e)
-            if isinstance(e, ServiceError):
-                status, type_ = e.status, e.type
-            yield (
-                json.dumps(
-                    {"event": "error", "status": status, **error_body(type_, public_message(e))}
-                )
-                + "\n"
-            ).encode()
-            return
+    def tail(result: tuple[Answer, RetrievalResult]) -> list[bytes]:
+        ans = result[0]
         cited = {
             "citations": [c.model_dump() for c in ans.citations],
             "uncited": ans.uncited,
         }
-        yield (json.dumps({"event": "answer", "answer": ans.answer, **cited}) + "\n").encode()
         done = {
             "event": "done",
             "answer": ans.answer,
@@ -168,9 +166,15 @@ async def ask(request: Request, namespace: ReadNamespace, body: AskRequest) -> A
             "output_tokens": ans.output_tokens,
             "retrieval": view.model_dump(),
         }
-        yield (json.dumps(done) + "\n").encode()
+        return [
+            streaming.line({"event": "answer", "answer": ans.answer, **cited}),
+            streaming.line(done),
+        ]
 
-    return StreamingResponse(lines(), media_type="application/x-ndjson")
+    return StreamingResponse(
+        streaming.lines(hand, task, head, tail, end, deadline_s),
+        media_type="application/x-ndjson",
+    )
 
 
 def why(c: Any, namespace: str, passage_id: str, question: str, top_k: int) -> WhyRetrieved:
