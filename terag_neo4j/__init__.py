@@ -53,6 +53,7 @@ _EXPORTS: dict[str, str] = {
     "KnobError": "terag_neo4j.retrieval.presets",
     "RetrievalError": "terag_neo4j.retrieval.retriever",
     "GraphStoreError": "terag_neo4j.store",
+    "ClientClosed": "terag_neo4j.store",
     "NamespaceNotFound": "terag_neo4j.store",
     "Neo4jUnavailable": "terag_neo4j.store",
     "Neo4jAuthError": "terag_neo4j.store",
@@ -70,6 +71,7 @@ __all__ = [
     "AnswerResult",
     "AsyncTeragClient",
     "Citation",
+    "ClientClosed",
     "DependencyError",
     "Document",
     "EmbeddingError",
@@ -130,6 +132,7 @@ if TYPE_CHECKING:
     from terag_neo4j.retrieval.presets import KnobError, RetrievalConfig
     from terag_neo4j.retrieval.retriever import RetrievalError
     from terag_neo4j.store import (
+        ClientClosed,
         GraphStoreError,
         InvalidNamespace,
         NamespaceDropped,

@@ -32,7 +32,7 @@ from terag_neo4j.config import Settings
 from terag_neo4j.indexing.documents import InputError
 from terag_neo4j.indexing.pipeline import IngestReport
 from terag_neo4j.results import AnswerResult, Mode, RetrievalResult
-from terag_neo4j.store import NamespaceInfo
+from terag_neo4j.store import ClientClosed, NamespaceInfo
 
 if TYPE_CHECKING:
     from langchain_core.documents import Document as LCDocument
@@ -85,9 +85,10 @@ class _InFlight:
             self._count -= 1
             self._cond.notify_all()
 
-    def wait(self) -> None:
+    def wait(self, timeout_s: float | None = None) -> bool:
+        """True once none is running; False when `timeout_s` passed first."""
         with self._cond:
-            self._cond.wait_for(lambda: self._count == 0)
+            return self._cond.wait_for(lambda: self._count == 0, timeout_s)
 
 
 class AsyncTeragClient:
@@ -112,6 +113,7 @@ class AsyncTeragClient:
         self._executor = ThreadPoolExecutor(max_workers, "terag") if max_workers else None
         self._warm = False
         self._in_flight = _InFlight()
+        self._closed = False
 
     @classmethod
     def wrap(cls, client: TeragClient, *, max_workers: int | None = None) -> AsyncTeragClient:
@@ -121,6 +123,7 @@ class AsyncTeragClient:
         self._executor = ThreadPoolExecutor(max_workers, "terag") if max_workers else None
         self._warm = False
         self._in_flight = _InFlight()
+        self._closed = False
         return self
 
     @property
@@ -137,6 +140,8 @@ class AsyncTeragClient:
 
     async def _in_thread(self, call: Callable[[], T]) -> T:
         """`call()` in a worker thread, counted until it returns (see `aclose`)."""
+        if self._closed:
+            raise ClientClosed("this AsyncTeragClient was closed; make a new one")
         executor = self._executor
 
         async def submit(job: Callable[[], T]) -> T:
@@ -241,11 +246,17 @@ class AsyncTeragClient:
         await self._run(self._sync.drop, namespace)
 
     async def aclose(self) -> None:
-        """Wait for running calls, then close the client (unless it was wrapped). Calls in the
-        event loop's default executor are waited for too: the driver is never closed under one."""
+        """Refuse new calls (`ClientClosed`), wait for the running ones (up to
+        TERAG_NEO4J_TIMEOUT_S), then close the client (unless it was wrapped). Calls in the
+        event loop's default executor are waited for too. The driver is never closed under one:
+        a call still running after the wait closes it as it returns (see `TeragClient.close`)."""
+        if self._closed:
+            return
+        self._closed = True
+        if not self._in_flight.wait(0):
+            await asyncio.to_thread(self._in_flight.wait, self._sync.settings.neo4j_timeout_s)
         if self._executor is not None:
-            await asyncio.to_thread(self._executor.shutdown, True)
-        await asyncio.to_thread(self._in_flight.wait)
+            self._executor.shutdown(wait=False)  # queued calls still run: into ClientClosed
         if self._owns_client:
             await asyncio.to_thread(self._sync.close)
 

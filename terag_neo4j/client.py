@@ -9,11 +9,12 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, get_args
 
 from neo4j.exceptions import ClientError
 
@@ -50,6 +51,24 @@ log = logging.getLogger(__name__)
 
 # What `index` takes: paths (files, folders), our Documents, LangChain Documents
 Source = str | Path | Document
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _held(
+    method: Callable[Concatenate[TeragClient, P], R],
+) -> Callable[Concatenate[TeragClient, P], R]:
+    """A public call, counted as running from start to end: `close` waits for it (the store's
+    sessions alone leave gaps between its queries, where its LLM calls and caches are used)."""
+
+    @functools.wraps(method)
+    def call(self: TeragClient, *args: P.args, **kwargs: P.kwargs) -> R:
+        with self.store.in_flight.hold():
+            return method(self, *args, **kwargs)
+
+    return call
 
 
 class TeragClient:
@@ -227,6 +246,7 @@ class TeragClient:
 
     # ------------------------------------------------------------------ public API
 
+    @_held
     def index(
         self,
         source: Source | LCDocument | Iterable[Source | LCDocument],
@@ -292,6 +312,7 @@ class TeragClient:
             report.warnings.extend(errors)
         return report
 
+    @_held
     def retrieve(
         self,
         query: str,
@@ -312,6 +333,7 @@ class TeragClient:
                 query, top_k=top_k, namespace=namespace, entities=entities, run_id=run_id, mode=mode
             )
 
+    @_held
     def answer(
         self, query: str, top_k: int | None = None, namespace: str | None = None
     ) -> AnswerResult:
@@ -322,6 +344,7 @@ class TeragClient:
         with neo4j_errors(self.store.uri):
             return r.answer(query, top_k=top_k, namespace=namespace)
 
+    @_held
     def delete(self, document: str | Path, namespace: str | None = None) -> int:
         """Remove a document (all its passages), named by its id or by the path `index` read
         it from (see `document_ids`); returns how many passages went."""
@@ -329,6 +352,7 @@ class TeragClient:
         with neo4j_errors(self.store.uri):
             return sum(self.store.delete_document(ns, d) for d in self.document_ids(document, ns))
 
+    @_held
     def document_ids(self, document: str | Path, namespace: str | None = None) -> list[str]:
         """The ids of the namespace's documents that `document` names: itself when it is an id
         there, else the one `index` gives the file at that path (its absolute path, so only the
@@ -342,14 +366,17 @@ class TeragClient:
             present = self.store.documents_present(ns, candidates)
         return [c for c in candidates if c in present]
 
+    @_held
     def stats(self, namespace: str | None = None) -> NamespaceInfo:
         with neo4j_errors(self.store.uri):
             return self.store.describe(namespace or self.settings.namespace)
 
+    @_held
     def namespaces(self) -> list[NamespaceInfo]:
         with neo4j_errors(self.store.uri):
             return self.store.namespaces()
 
+    @_held
     def drop(self, namespace: str | None = None) -> None:
         """Remove a namespace: its GDS projections first, then its graph. Projections that
         cannot be dropped keep the namespace (a retry drops both), so none is left in GDS
@@ -372,11 +399,17 @@ class TeragClient:
         self._namespace_backend.pop(ns, None)
 
     def close(self) -> None:
-        """Release the Neo4j driver (unless it was handed in), the LLM client and the caches."""
+        """Refuse new calls, wait for the running ones (up to TERAG_NEO4J_TIMEOUT_S), then
+        release the Neo4j driver (unless it was handed in), the LLM client and the caches. A
+        call still running after the wait releases them as it returns: nothing is closed under
+        a call, and every call either finishes or raises `ClientClosed`."""
+        self.store.in_flight.close(self._release, self.settings.neo4j_timeout_s)
+
+    def _release(self) -> None:
         for part in (self._cache, *self._embedders.values(), self._llm):
             if part is not None:
                 part.close()
-        self.store.close()
+        self.store.release_driver()
 
     def __enter__(self) -> TeragClient:
         return self

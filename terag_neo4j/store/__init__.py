@@ -12,6 +12,7 @@ retries, the namespace lock): :mod:`~terag_neo4j.store.passages` (passage writes
 
 from terag_neo4j.store.budget_state import BudgetState
 from terag_neo4j.store.connection import (
+    ClientClosed,
     GraphStoreError,
     NamespaceNotFound,
     Neo4jAuthError,
@@ -47,6 +48,7 @@ class GraphStore(
 
 
 __all__ = [
+    "ClientClosed",
     "EmbeddingModelMismatch",
     "GraphStore",
     "GraphStoreError",

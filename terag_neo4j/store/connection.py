@@ -6,8 +6,10 @@ caller (the CLI, the client) only ever sees `GraphStoreError` and its subclasses
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -24,6 +26,8 @@ from neo4j.exceptions import (
 
 from terag_neo4j.config import Settings
 from terag_neo4j.errors import TeragError
+
+log = logging.getLogger(__name__)
 
 
 class GraphStoreError(TeragError, RuntimeError):
@@ -46,6 +50,86 @@ class Neo4jTransientError(GraphStoreError):
     """Neo4j answered, but could not finish the call for now (a deadlock, a lock wait or a
     transaction it stopped, memory), and the driver's retries ran out: the same call may work
     when run again; the server is not down."""
+
+
+class ClientClosed(GraphStoreError):
+    """A call on a client (or store) after its `close()`."""
+
+
+class InFlight:
+    """The calls using a driver now, so that it is never closed under one of them.
+
+    The driver is not safe to close while another thread sends on one of its connections:
+    closing says goodbye on every pooled connection, in use or not, and one being written to
+    at that moment breaks (a `BufferError` in the driver's outbox). `close` refuses new calls,
+    waits a bounded time for the running ones, and then releases the driver; when some are
+    still running after the wait, the last of them releases it as it returns.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._count = 0
+        self._closed = False
+        self._release: Callable[[], None] | None = None
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def running(self) -> int:
+        return self._count
+
+    @contextmanager
+    def hold(self) -> Iterator[None]:
+        """One call's use of the driver (holds nest: a client call around its store calls)."""
+        with self._cond:
+            if self._closed:
+                raise ClientClosed(
+                    "this client was closed; make a new one (keep it open, e.g. `with "
+                    "TeragClient(...)`, around every call that uses it)"
+                )
+            self._count += 1
+        try:
+            yield
+        finally:
+            release = None
+            with self._cond:
+                self._count -= 1
+                if self._count == 0:
+                    self._cond.notify_all()
+                    release, self._release = self._release, None
+            if release is not None:  # closed while this call ran: the last one out releases
+                _run_release(release)
+
+    def close(self, release: Callable[[], None], wait_s: float) -> int:
+        """Refuse new calls, wait up to `wait_s` for the running ones, then `release()` (once;
+        later closes do nothing). Returns how many were still running (0: released now)."""
+        with self._cond:
+            if self._closed:
+                return 0
+            self._closed = True
+            self._cond.wait_for(lambda: self._count == 0, wait_s)
+            left = self._count
+            if left:
+                self._release = release
+        if left:
+            log.warning(
+                "closing with %d call(s) still running after %.0f s; the Neo4j driver is "
+                "closed when they return",
+                left,
+                wait_s,
+            )
+        else:
+            release()
+        return left
+
+
+def _run_release(release: Callable[[], None]) -> None:
+    try:
+        release()
+    except Exception:  # the call that ran last has its own outcome; this is only cleanup
+        log.exception("closing the client after its last call failed")
 
 
 # What a server that is down, starting or stopping raises: the driver's own classes for a lost

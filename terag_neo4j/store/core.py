@@ -29,6 +29,7 @@ from terag_neo4j.config import Settings
 from terag_neo4j.store.connection import (
     CONNECTION_ERRORS,
     GraphStoreError,
+    InFlight,
     connect,
     connection_target,
     driver_address,
@@ -82,6 +83,8 @@ class StoreCore:
         self.cooccurrence = cooccurrence
         self.timeout_s = timeout_s
         self.uri = uri or "the configured URI"
+        # Every session holds it: `close` never closes the driver under a running call
+        self.in_flight = InFlight()
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Self:
@@ -112,6 +115,11 @@ class StoreCore:
         )
 
     def close(self) -> None:
+        """Refuse new calls, wait up to the time budget for the running ones, then close the
+        driver (if it is ours); one still running after that closes it when it returns."""
+        self.in_flight.close(self.release_driver, self.timeout_s)
+
+    def release_driver(self) -> None:
         if self.owns_driver:
             self.driver.close()
 
@@ -121,14 +129,17 @@ class StoreCore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def session(self, read: bool = False) -> neo4j.Session:
+    @contextmanager
+    def session(self, read: bool = False) -> Iterator[neo4j.Session]:
         """`read=True` for GDS calls: in a cluster they must reach the secondary that runs GDS
-        (and holds the projections), and a routing driver sends read sessions to secondaries."""
-        if read:
-            return self.driver.session(
-                database=self.database, default_access_mode=neo4j.READ_ACCESS
-            )
-        return self.driver.session(database=self.database)
+        (and holds the projections), and a routing driver sends read sessions to secondaries.
+        A session after `close` raises `ClientClosed`."""
+        mode = neo4j.READ_ACCESS if read else neo4j.WRITE_ACCESS
+        with (
+            self.in_flight.hold(),
+            self.driver.session(database=self.database, default_access_mode=mode) as s,
+        ):
+            yield s
 
     def _retrying(self) -> Retrying:
         """Retries on top of the driver's own, only within the first fifth of the time budget.
