@@ -1,5 +1,9 @@
-"""`terag retrieve/ask/index` through a running service (`--url`, or TERAG_URL in the environment
-or ./.env; TERAG_API_KEY for its key), with the in-process commands' output.
+"""`terag retrieve/ask/index` through a running service (`--url`, or TERAG_URL; TERAG_API_KEY for
+its key), with the in-process commands' output.
+
+The URL and the key come from the command line and the environment only, never from ./.env: the
+folder a command runs in may be a checkout someone else wrote, whose .env would otherwise pick
+the server that receives the user's key.
 
 Retrieve and ask import the standard library only (no torch, no Neo4j driver, no model, not
 even httpx or pydantic), so a call costs the interpreter's start and one request; index also
@@ -18,9 +22,10 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 from terag_neo4j.errors import TeragError
+from terag_neo4j.service.paths import job_path, namespace_path
 
 # The CLI's exit codes (terag_neo4j.cli), by the service's status
 _EXIT_BY_STATUS = {400: 2, 401: 6, 403: 6, 404: 4, 413: 2, 415: 2, 422: 2, 429: 3, 503: 3}
@@ -42,9 +47,25 @@ def _dotenv(name: str, path: Path = Path(".env")) -> str | None:
     return None
 
 
+# Where the key goes and the key itself: from the environment only (see the module docstring)
+ENVIRONMENT_ONLY = ("TERAG_URL", "TERAG_API_KEY")
+_warned: set[str] = set()
+
+
 def setting(name: str) -> str | None:
     value = os.environ.get(name)
-    return (value.strip() or None) if value is not None else _dotenv(name)
+    if value is not None:
+        return value.strip() or None
+    if name in ENVIRONMENT_ONLY:
+        if _dotenv(name) is not None and name not in _warned:
+            _warned.add(name)
+            print(
+                f"terag: warning: ignoring {name} in ./.env: the service and its key are taken "
+                f"from the environment or --url only; export {name} to use it",
+                file=sys.stderr,
+            )
+        return None
+    return _dotenv(name)
 
 
 def service_url(args: argparse.Namespace) -> str | None:
@@ -92,7 +113,7 @@ class Service:
         return json.loads(raw) if raw else None
 
     def ns(self, namespace: str, tail: str) -> str:
-        return f"/v1/namespaces/{quote(namespace, safe='')}{tail}"
+        return namespace_path(namespace, tail)
 
     def close(self) -> None:
         self.conn.close()
@@ -245,7 +266,7 @@ def _batches(docs: list[Any]) -> list[list[dict[str, Any]]]:
 
 def _wait(service: Service, job_id: str) -> dict[str, Any]:
     while True:
-        job: dict[str, Any] = service.call("GET", f"/v1/jobs/{quote(job_id, safe='')}")
+        job: dict[str, Any] = service.call("GET", job_path(job_id))
         if job["state"] in ("succeeded", "failed", "cancelled"):
             return job
         time.sleep(0.5)

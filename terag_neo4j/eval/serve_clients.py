@@ -16,13 +16,14 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 import httpx
 
 from terag_neo4j.errors import TeragError
 from terag_neo4j.eval.metrics import percentile_ms
 from terag_neo4j.eval.runinfo import process_rss_mib
+from terag_neo4j.service.paths import job_path, namespace_path
 
 log = logging.getLogger(__name__)
 MAX_CLIENTS = 64
@@ -49,7 +50,7 @@ class Target:
 
 
 def ns_path(namespace: str, tail: str = "") -> str:
-    return f"/v1/namespaces/{quote(namespace, safe='')}{tail}"
+    return namespace_path(namespace, tail)
 
 
 def free_port() -> int:
@@ -219,7 +220,7 @@ def wait_jobs(target: Target, job_ids: Sequence[str], timeout: float) -> list[di
     with target.http() as http:
         for job_id in job_ids:
             while True:
-                job = http.get(f"/v1/jobs/{job_id}").json()
+                job = http.get(job_path(job_id)).json()
                 if job.get("state") in ("succeeded", "failed", "cancelled"):
                     break
                 if time.monotonic() > end:

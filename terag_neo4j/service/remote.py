@@ -17,11 +17,11 @@ import asyncio
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Self
-from urllib.parse import quote
 
 import httpx
 
 from terag_neo4j.errors import TeragError
+from terag_neo4j.service.paths import document_path, job_path, namespace_path, why_path
 from terag_neo4j.service.schemas import (
     Answer,
     Deleted,
@@ -31,6 +31,7 @@ from terag_neo4j.service.schemas import (
     Namespace,
     NamespaceStats,
     Retrieval,
+    WhyRetrieved,
 )
 
 TextInput = Mapping[str, Any]
@@ -67,16 +68,18 @@ def _verify(url: str) -> bool:
     return url.lower().startswith("https:")
 
 
-def _ns(namespace: str) -> str:
-    return quote(namespace, safe="")
-
-
 class _Paths:
     def __init__(self, namespace: str) -> None:
         self.namespace = namespace
 
     def ns(self, namespace: str | None, tail: str = "") -> str:
-        return f"/v1/namespaces/{_ns(namespace or self.namespace)}{tail}"
+        return namespace_path(namespace or self.namespace, tail)
+
+    def doc(self, namespace: str | None, document: str) -> str:
+        return document_path(namespace or self.namespace, document)
+
+    def why_of(self, namespace: str | None, passage: str) -> str:
+        return why_path(namespace or self.namespace, passage)
 
 
 class TeragRemote(_Paths):
@@ -132,10 +135,10 @@ class TeragRemote(_Paths):
         return self.wait(job.id, timeout) if wait else job
 
     def job(self, job_id: str) -> Job:
-        return Job.model_validate(self._call("GET", f"/v1/jobs/{quote(job_id, safe='')}"))
+        return Job.model_validate(self._call("GET", job_path(job_id)))
 
     def cancel(self, job_id: str) -> Job:
-        return Job.model_validate(self._call("DELETE", f"/v1/jobs/{quote(job_id, safe='')}"))
+        return Job.model_validate(self._call("DELETE", job_path(job_id)))
 
     def wait(self, job_id: str, timeout: float = 600.0) -> Job:
         end = time.monotonic() + timeout
@@ -153,8 +156,17 @@ class TeragRemote(_Paths):
         return DocumentList.model_validate(data)
 
     def delete(self, document: str, namespace: str | None = None) -> int:
-        path = self.ns(namespace, f"/documents/{quote(document, safe='/')}")
-        return Deleted.model_validate(self._call("DELETE", path)).passages
+        data = self._call("DELETE", self.doc(namespace, document))
+        return Deleted.model_validate(data).passages
+
+    def why(
+        self, passage_id: str, question: str, namespace: str | None = None, top_k: int = 5
+    ) -> WhyRetrieved:
+        """Why a passage was (or was not) retrieved for a question (its rank, seed weight and
+        the linked concepts that name it)."""
+        params = {"question": question, "top_k": top_k}
+        data = self._call("GET", self.why_of(namespace, passage_id), params=params)
+        return WhyRetrieved.model_validate(data)
 
     def namespaces(self) -> list[Namespace]:
         return [Namespace.model_validate(x) for x in self._call("GET", "/v1/namespaces")]
@@ -234,7 +246,7 @@ class AsyncTeragRemote(_Paths):
         return await self.wait(job.id, timeout) if wait else job
 
     async def job(self, job_id: str) -> Job:
-        return Job.model_validate(await self._call("GET", f"/v1/jobs/{quote(job_id, safe='')}"))
+        return Job.model_validate(await self._call("GET", job_path(job_id)))
 
     async def wait(self, job_id: str, timeout: float = 600.0) -> Job:
         end = time.monotonic() + timeout
@@ -245,8 +257,22 @@ class AsyncTeragRemote(_Paths):
             await asyncio.sleep(0.2)
 
     async def delete(self, document: str, namespace: str | None = None) -> int:
-        path = self.ns(namespace, f"/documents/{quote(document, safe='/')}")
-        return Deleted.model_validate(await self._call("DELETE", path)).passages
+        data = await self._call("DELETE", self.doc(namespace, document))
+        return Deleted.model_validate(data).passages
+
+    async def documents(
+        self, namespace: str | None = None, offset: int = 0, limit: int = 100
+    ) -> DocumentList:
+        params = {"offset": offset, "limit": limit}
+        data = await self._call("GET", self.ns(namespace, "/documents"), params=params)
+        return DocumentList.model_validate(data)
+
+    async def why(
+        self, passage_id: str, question: str, namespace: str | None = None, top_k: int = 5
+    ) -> WhyRetrieved:
+        params = {"question": question, "top_k": top_k}
+        data = await self._call("GET", self.why_of(namespace, passage_id), params=params)
+        return WhyRetrieved.model_validate(data)
 
     async def namespaces(self) -> list[Namespace]:
         return [Namespace.model_validate(x) for x in await self._call("GET", "/v1/namespaces")]
