@@ -6,10 +6,11 @@
 // instead of silently starting a new, partial namespace). `dropping` is set by a drop, under
 // this same lock. `cooccurrence` is the state of its CO_OCCURRENCE pairs: 'lazy' (none yet),
 // 'building', or 'kept' (every write keeps them); a namespace made before the setting existed
-// keeps them. A new namespace's passages are in its own search indexes from the first write.
+// keeps them. A new namespace's passages are in its own search indexes from the first write,
+// and named by the current passage-id scheme (`passage_ids`; an older one is migrated).
 MERGE (n:Namespace {name: $namespace})
 ON CREATE SET n.created = datetime(), n.version = 0, n.epoch = left(randomUUID(), 8),
-              n.cooccurrence = $cooccurrence, n.search = $search
+              n.cooccurrence = $cooccurrence, n.search = $search, n.passage_ids = $passage_ids
 SET n.lock = randomUUID()
 RETURN n.version AS version, coalesce(n.cooccurrence, 'kept') AS cooccurrence, n.epoch AS epoch,
-       coalesce(n.dropping, false) AS dropping
+       coalesce(n.dropping, false) AS dropping, n.passage_ids AS passage_ids

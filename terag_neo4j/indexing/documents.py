@@ -26,6 +26,7 @@ from terag_neo4j.indexing.inputs import (
     content_hash,
     stop_if_asked,
 )
+from terag_neo4j.indexing.passage_ids import passage_id
 from terag_neo4j.indexing.readers.text import jsonl_records
 
 log = logging.getLogger(__name__)
@@ -111,7 +112,7 @@ def split_document(
     name = doc.title if doc.title_is_name else ""
     if doc.is_passage:
         text = doc.text.strip()
-        return [Passage(doc.id, doc.id, 0, doc.title, text, name, doc.source)]
+        return [Passage(passage_id(doc.id), doc.id, 0, doc.title, text, name, doc.source)]
     tok = tokenizer or default_tokenizer(model)
     parts = list(chunk_spans(doc.text, max_tokens, overlap, tok, should_stop))
     out = []
@@ -119,7 +120,7 @@ def split_document(
         heads = tuple(h for h in c.path if h != doc.title)
         title = " > ".join(h for h in (doc.title, *heads) if h)
         heading = heads[-1] if heads else name
-        pid = doc.id if len(parts) == 1 else f"{doc.id}#{i}"
+        pid = passage_id(doc.id, None if len(parts) == 1 else i)
         first, last = _page(doc.pages, c.start), _page(doc.pages, c.end - 1)
         span = {"char_start": c.start, "char_end": c.end, "page_start": first, "page_end": last}
         out.append(Passage(pid, doc.id, i, title, c.text, heading, doc.source, heads, **span))

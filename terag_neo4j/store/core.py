@@ -26,6 +26,7 @@ from tenacity import (
 )
 
 from terag_neo4j.config import Settings
+from terag_neo4j.indexing.passage_ids import SCHEME as PASSAGE_ID_SCHEME
 from terag_neo4j.store.connection import (
     CONNECTION_ERRORS,
     GraphStoreError,
@@ -37,6 +38,7 @@ from terag_neo4j.store.connection import (
     verify,
 )
 from terag_neo4j.store.cypher import cypher_statements, load_cypher
+from terag_neo4j.store.migrations import migrate_passage_ids_tx, needs_migration
 
 T = TypeVar("T")
 # What a namespace created by a store does with CO_OCCURRENCE unless told: the setting's default.
@@ -248,6 +250,7 @@ class StoreCore:
             namespace=namespace,
             cooccurrence=mode,
             search=SEARCH_VERSION,
+            passage_ids=PASSAGE_ID_SCHEME,
         ).single()
         row: dict[str, Any] = rec.data() if rec else {"cooccurrence": "kept", "version": 0}
         if row.get("dropping"):
@@ -255,6 +258,8 @@ class StoreCore:
                 f"namespace {namespace!r} is being dropped; nothing was written to it: "
                 f"index again once the drop has finished"
             )
+        if rec is not None and needs_migration(row):
+            migrate_passage_ids_tx(tx, namespace)
         pinned = self._pins()
         if namespace in pinned:
             if pinned[namespace] is None:
