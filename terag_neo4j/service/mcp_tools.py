@@ -21,8 +21,8 @@ from terag_neo4j.results import Mode
 from terag_neo4j.service import graph
 from terag_neo4j.service.auth import authenticate, authorize
 from terag_neo4j.service.errors import ServiceError, public_message, status_for
-from terag_neo4j.service.routes_query import _read, retrieval_view, why
-from terag_neo4j.service.schemas import QUESTION_MAX, TextDocument
+from terag_neo4j.service.routes_query import _read, check_question, retrieval_view, why
+from terag_neo4j.service.schemas import TextDocument
 from terag_neo4j.service.settings import Principal
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ def build_mcp(
         fused, no graph), dense (vector only) or hybrid (the walk fused with dense); default: the
         service's preset."""
         scoped(ctx, namespace)
-        _question(question)
+        _question(question, runtime.service.max_question_chars)
         k = max(1, min(int(top_k), 100))
         res = await call(lambda c: c.retrieve(question, top_k=k, namespace=namespace, mode=mode))
         return retrieval_view(res).model_dump(exclude={"restart", "timings"})
@@ -115,7 +115,7 @@ def build_mcp(
         passages it was read from, the citations its markers ([1], [2]) make (each with the
         passage's source, pages and headings) and its claims that cite none."""
         scoped(ctx, namespace)
-        _question(question)
+        _question(question, runtime.service.max_question_chars)
         k = max(1, min(int(top_k), 100))
         res = await call(lambda c: c.retrieve(question, top_k=k, namespace=namespace))
         ans = await call(lambda c: _read(c, question, res))
@@ -128,7 +128,7 @@ def build_mcp(
         """Why a passage was retrieved for a question: its rank and score in the top k, its
         weight as a flat-ranking seed, and the question's linked concepts that name it."""
         scoped(ctx, namespace)
-        _question(question)
+        _question(question, runtime.service.max_question_chars)
         k = max(1, min(int(top_k), 100))
         w = await call(lambda c: why(c, namespace, passage_id, question, k))
         return w.model_dump()
@@ -197,8 +197,8 @@ def build_mcp(
     return server
 
 
-def _question(question: str) -> None:
-    if not question.strip():
-        raise ToolError("ValidationError: question is empty")
-    if len(question) > QUESTION_MAX:
-        raise ToolError(f"ValidationError: question over {QUESTION_MAX} characters")
+def _question(question: str, limit: int) -> None:
+    try:
+        check_question(question, limit)
+    except ServiceError as e:
+        raise ToolError(f"{e.type}: {e.message}") from None

@@ -14,7 +14,6 @@ from terag_neo4j.service.auth import ReadNamespace
 from terag_neo4j.service.errors import ServiceError
 from terag_neo4j.service.routes_admin import ERRORS, runtime
 from terag_neo4j.service.schemas import (
-    QUESTION_MAX,
     Answer,
     AskRequest,
     Citation,
@@ -54,13 +53,17 @@ def _answer(text: str, comp: Any, res: RetrievalResult) -> Answer:
     )
 
 
-def _check_question(request: Request, question: str) -> str:
-    limit = runtime(request).service.max_question_chars
+def check_question(question: str, limit: int) -> str:
+    """The one check of a question, for HTTP and MCP alike: TERAG_MAX_QUESTION_CHARS bounds it."""
     if len(question) > limit:
         raise ServiceError(422, f"question: at most {limit} characters, got {len(question):,}")
     if not question.strip():
         raise ServiceError(422, "question: empty; ask a question")
     return question
+
+
+def _check_question(request: Request, question: str) -> str:
+    return check_question(question, runtime(request).service.max_question_chars)
 
 
 @router.post(
@@ -218,7 +221,7 @@ async def why_retrieved(
     request: Request,
     namespace: ReadNamespace,
     passage_id: str,
-    question: Annotated[str, Query(min_length=1, max_length=QUESTION_MAX)],
+    question: Annotated[str, Query(min_length=1)],
     top_k: Annotated[int, Query(ge=1, le=100)] = 5,
 ) -> WhyRetrieved:
     """Why a passage was (or was not) retrieved for a question: its rank and score in the top

@@ -14,9 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from terag_neo4j.results import Mode  # a dataclass module: no service dependency
 
 NAMESPACE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
-# The service's own limit is TERAG_MAX_QUESTION_CHARS; this schema bound keeps a client's request
-# small and a 100k-character question a 422 whatever the setting.
-QUESTION_MAX = 8000
+# A question's length is bounded by the service's TERAG_MAX_QUESTION_CHARS alone (checked in
+# routes_query.check_question for HTTP and MCP alike), not by these models.
 
 
 class Model(BaseModel):
@@ -145,18 +144,14 @@ class Job(Model):
 
 class RetrieveRequest(Model):
     model_config = ConfigDict(extra="forbid")
-    question: str = Field(
-        min_length=1, max_length=QUESTION_MAX, examples=["Who designed the Volkswagen Beetle?"]
-    )
+    question: str = Field(min_length=1, examples=["Who designed the Volkswagen Beetle?"])
     top_k: int = Field(default=5, ge=1, le=100)
     mode: Mode | None = None
 
 
 class AskRequest(Model):
     model_config = ConfigDict(extra="forbid")
-    question: str = Field(
-        min_length=1, max_length=QUESTION_MAX, examples=["Who designed the Volkswagen Beetle?"]
-    )
+    question: str = Field(min_length=1, examples=["Who designed the Volkswagen Beetle?"])
     top_k: int = Field(default=5, ge=1, le=100)
     stream: bool = False
 
