@@ -12,7 +12,9 @@ from starlette.routing import Route
 
 from terag_neo4j.service import errors, routes_admin, routes_documents, routes_query
 from terag_neo4j.service.jobs import JobRegistry
+from terag_neo4j.service.metrics import Metrics
 from terag_neo4j.service.middleware import BodyGuard, RequireKey
+from terag_neo4j.service.observability import ObservedFastAPI, configure_logging
 from terag_neo4j.service.runtime import Runtime
 from terag_neo4j.service.settings import ServiceSettings, check_bind
 
@@ -61,7 +63,7 @@ def create_app(
             jobs.close()
             runtime.close()
 
-    app = FastAPI(
+    app = ObservedFastAPI(
         title="terag-neo4j",
         description=DESCRIPTION,
         version="1",
@@ -71,6 +73,7 @@ def create_app(
     app.state.runtime = runtime
     app.state.jobs = jobs
     app.state.service = service
+    app.state.metrics = Metrics(app.state) if service.metrics else None
     errors.install(app)
     for r in (routes_admin.router, routes_documents.router, routes_query.router):
         app.include_router(r)
@@ -80,6 +83,10 @@ def create_app(
     app.router.routes.append(
         Route("/mcp", RequireKey(handler.endpoint, keys), methods=["GET", "POST", "DELETE"])
     )
+    if app.state.metrics is not None:
+        app.router.routes.append(
+            Route("/metrics", app.state.metrics.endpoint, include_in_schema=False)
+        )
     app.add_middleware(BodyGuard, max_bytes=service.max_body_bytes)
     if service.cors_origins:
         from fastapi.middleware.cors import CORSMiddleware
@@ -97,12 +104,14 @@ def serve(service: ServiceSettings, settings: Settings | None = None, **uvicorn_
     """Run the service with uvicorn until interrupted."""
     import uvicorn
 
+    configure_logging(service.log_format)
     app = create_app(service, settings)
     uvicorn.run(
         app,
         host=service.host,
         port=service.port,
         log_level="info",
+        log_config=None,  # uvicorn's lines go to the root handlers, in the one format
         proxy_headers=False,
         **uvicorn_kw,
     )

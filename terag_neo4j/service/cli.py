@@ -59,6 +59,9 @@ def _neo4j(settings: Any) -> None:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     service = _service_settings(args)
+    from terag_neo4j.service.observability import configure_logging
+
+    configure_logging(service.log_format)  # before Neo4j starts: every line in one format
     from terag_neo4j.config import Settings
 
     settings = Settings()

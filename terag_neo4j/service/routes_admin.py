@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Request, Response
 
+from terag_neo4j.service.audit import audit_note
 from terag_neo4j.service.auth import Caller, ReadNamespace, WriteNamespace, authorize
 from terag_neo4j.service.schemas import (
     ErrorBody,
@@ -95,6 +96,7 @@ async def create_namespace(
     request: Request, body: NamespaceCreate, principal: Caller, response: Response
 ) -> Namespace:
     """Create an empty namespace (201), or return it if it exists (200)."""
+    audit_note(request, namespace=body.name)
     authorize(principal, body.name, write=True)
     ns = body.name
 

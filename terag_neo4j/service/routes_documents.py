@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from fastapi import APIRouter, File, Query, Request, Response, UploadFile
 
 from terag_neo4j.service import graph
+from terag_neo4j.service.audit import audit_note
 from terag_neo4j.service.auth import Caller, ReadNamespace, WriteNamespace, authenticate
 from terag_neo4j.service.errors import ServiceError
 from terag_neo4j.service.routes_admin import ERRORS, runtime
@@ -43,6 +44,7 @@ def _check_sizes(docs: list[Document]) -> None:
 
 async def _submit(request: Request, namespace: str, docs: list[Document]) -> Job:
     """Store the documents as a job (in Neo4j: any process of the service may run it)."""
+    audit_note(request, documents=[d.id for d in docs])
     _check_sizes(docs)
     principal = authenticate(request.app.state.keys, request.headers)
     reg = jobs(request)
@@ -199,4 +201,5 @@ async def cancel_job(request: Request, job_id: str, principal: Caller) -> Respon
     stays, and adding the same documents again resumes)."""
     reg = jobs(request)
     job = await runtime(request).call(lambda c: reg.cancel(c, job_id, principal))
+    audit_note(request, namespace=job.namespace)
     return Response(job.model_dump_json(), 202, media_type="application/json")

@@ -3,7 +3,10 @@
 `TERAG_API_KEYS` is JSON, or the path of a JSON file, mapping each key to its scope:
 
     {"k-alice": {"namespaces": ["wiki"], "access": "write"},
-     "k-reader": {"namespaces": "*", "access": "read"}}
+     "k-reader": {"namespaces": "*", "access": "read"},
+     "k-ops": {"namespaces": "*", "access": "read", "admin": true}}
+
+`admin` lets a key read `/metrics`, which shows every namespace's load.
 
 A key is kept only as its SHA-256 digest and looked up by comparing digests in constant time
 (`hmac.compare_digest` against every entry), so neither the key nor a timing difference leaks.
@@ -35,6 +38,7 @@ class ServiceConfigError(TeragError, ValueError):
 class KeySpec(BaseModel):
     namespaces: list[str] | Literal["*"]
     access: Access = "read"
+    admin: bool = False
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,7 @@ class Principal:
     name: str
     namespaces: frozenset[str] | None
     write: bool
+    admin: bool = False
 
     def can_read(self, namespace: str) -> bool:
         return self.namespaces is None or namespace in self.namespaces
@@ -58,7 +63,7 @@ class Principal:
 
 
 # What a service without keys (loopback only) grants: everything
-OPEN = Principal("open", None, True)
+OPEN = Principal("open", None, True, admin=True)
 
 
 def _digest(key: str) -> bytes:
@@ -77,7 +82,8 @@ class KeyRing:
                 )
             d = _digest(key)
             ns = None if spec.namespaces == ALL else frozenset(spec.namespaces)
-            self._entries.append((d, Principal(d.hex()[:8], ns, spec.access == "write")))
+            principal = Principal(d.hex()[:8], ns, spec.access == "write", spec.admin)
+            self._entries.append((d, principal))
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -150,6 +156,10 @@ class ServiceSettings(BaseSettings):
     max_question_chars: int = Field(default=2000, ge=1)
     # Unfinished ingest jobs one API key may have; beyond that: 429
     max_jobs_queued: int = Field(default=16, ge=1)
+    # Log lines as text or as one JSON object each (for a log collector)
+    log_format: Literal["text", "json"] = "text"
+    # /metrics (Prometheus) and the per-request counting behind it
+    metrics: bool = True
     # How long finished ingest jobs are kept (then their id answers 404 "expired")
     job_retention_hours: float = Field(default=24.0, gt=0)
     # A worker's hold on the job it runs, renewed every second: a job whose process died is

@@ -1,0 +1,97 @@
+"""One structured line per write on logger `terag_neo4j.audit`: the action, the key's id (the
+digest prefix of `Principal.name`, never the key), the namespace, the documents (ids, at most
+`MAX_IDS`, and their count), the status and the outcome; refused writes too.
+
+`Observe` writes the line after the response, from what the request showed (method, route,
+path parameters, status). What only the route knows (the ids in a JSON body or an upload, the
+namespace of a job) the route hands over with `audit_note`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from terag_neo4j.service.auth import authenticate
+from terag_neo4j.service.errors import ServiceError
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
+    from starlette.types import Scope
+
+log = logging.getLogger("terag_neo4j.audit")
+
+MAX_IDS = 20
+MAX_ID_CHARS = 200
+# The writes, by method and route template (tests check each is a route of the app, and that
+# every other POST or DELETE route only reads)
+WRITES: dict[tuple[str, str], str] = {
+    ("POST", "/v1/namespaces"): "namespace.create",
+    ("DELETE", "/v1/namespaces/{namespace}"): "namespace.drop",
+    ("POST", "/v1/namespaces/{namespace}/documents"): "documents.add",
+    ("POST", "/v1/namespaces/{namespace}/documents/upload"): "documents.upload",
+    ("DELETE", "/v1/namespaces/{namespace}/documents/{document_id:path}"): "documents.delete",
+    ("DELETE", "/v1/jobs/{job_id}"): "job.cancel",
+}
+_NOTE = "terag_audit"
+
+
+def write_action(method: str, route: str) -> str | None:
+    if method == "GET":
+        return None
+    return WRITES.get((method, route))
+
+
+def audit_note(
+    request: Request, namespace: str | None = None, documents: Sequence[str] | None = None
+) -> None:
+    """What the audit line of this request should name beyond its path: the namespace (a job's,
+    a created one's) and the documents' ids."""
+    note: dict[str, Any] = {}
+    if namespace is not None:
+        note["namespace"] = namespace
+    if documents is not None:
+        note["documents"] = list(documents)
+    request.state.terag_audit = note
+
+
+def _key_id(scope: Scope) -> str | None:
+    app = scope.get("app")
+    keys = getattr(getattr(app, "state", None), "keys", None)
+    if keys is None:
+        return None
+    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+    try:
+        return authenticate(keys, headers).name
+    except ServiceError:
+        return None  # no key, or an unknown one
+
+
+def audit_write(scope: Scope, action: str, status: int) -> None:
+    state = scope.get("state")
+    note: dict[str, Any] = (state or {}).get(_NOTE) or {}
+    params: dict[str, Any] = scope.get("path_params") or {}
+    namespace = note.get("namespace", params.get("namespace"))
+    ids: list[str] = list(note.get("documents", ()))
+    if "document_id" in params:
+        ids = [str(params["document_id"])]
+    fields: dict[str, Any] = {
+        "event": "write",
+        "action": action,
+        "key": _key_id(scope),
+        "namespace": namespace,
+        "documents": [i[:MAX_ID_CHARS] for i in ids[:MAX_IDS]],
+        "documents_count": len(ids),
+        "status": status,
+        "outcome": "ok" if status < 400 else "refused" if status < 500 else "failed",
+    }
+    if "job_id" in params:
+        fields["job"] = str(params["job_id"])[:MAX_ID_CHARS]
+    log.info("write %s", _summary(fields), extra={"fields": fields})
+
+
+def _summary(fields: dict[str, Any]) -> str:
+    # JSON, so an id with a line break or quote cannot forge another log line in text mode
+    return json.dumps(fields, ensure_ascii=True)
