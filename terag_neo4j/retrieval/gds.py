@@ -9,7 +9,6 @@ Every call goes through `GraphStore`, so GDS calls get the same retries and the 
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 import uuid
@@ -23,7 +22,7 @@ from terag_neo4j.indexing.extraction import CONCEPT, TITLE
 from terag_neo4j.retrieval.presets import RetrievalConfig
 from terag_neo4j.store import GraphStore, GraphStoreError, one_line, write_refused
 from terag_neo4j.store.cypher import load_cypher
-from terag_neo4j.store.ids import projection_name_re
+from terag_neo4j.store.ids import WALK_FLAGS, projection_name_re
 
 log = logging.getLogger(__name__)
 
@@ -34,9 +33,7 @@ MIN_GDS = (2, 17)
 LOCAL_PREFIX = "terag__local_"
 CORE_PREFIX = "terag__core_"
 # Any namespace's projection (`graph_name`): the only graphs eviction drops.
-_PROJECTION = re.compile(
-    r"terag_[A-Za-z0-9][A-Za-z0-9_-]*_[du]c?s?t?n?(?:h\d+)?_v\d+(?:_[0-9a-f]{8})?"
-)
+_PROJECTION = projection_name_re()
 # When this process last used each projection, and when it last told the others (every
 # process records its use on the namespace's ProjectionUse node, at most every USE_WRITE_S):
 # eviction drops the graphs least recently used by any process first.
@@ -84,17 +81,14 @@ def walk(rc: RetrievalConfig) -> Walk:
         for t, on in (("CO_OCCURRENCE", rc.walk_cooccurrence), ("SYNONYM", rc.walk_synonyms))
         if on
     ]
-    flags = "".join(
-        flag
-        for flag, on in (
-            ("c", rc.walk_cooccurrence),
-            ("s", rc.walk_synonyms),
-            ("t", rc.walk_titles),
-            ("n", rc.walk_noun_chunks),
-            ("a", rc.walk_adjacent),
-        )
-        if on
-    )
+    on = {
+        "c": rc.walk_cooccurrence,
+        "s": rc.walk_synonyms,
+        "t": rc.walk_titles,
+        "n": rc.walk_noun_chunks,
+        "a": rc.walk_adjacent,
+    }
+    flags = "".join(f for f in WALK_FLAGS if on[f])
     code = rc.orientation[0] + flags + (f"h{rc.hub_cap}" if rc.hub_cap else "")
     return Walk(code, skip, rels, rc.hub_cap, rc.walk_adjacent)
 

@@ -31,17 +31,24 @@ def concept_uid(namespace: str, concept: Concept) -> str:
     return f"{namespace}|{concept.key}"
 
 
-def projection_name_re(namespace: str, code: str | None = None) -> re.Pattern[str]:
-    """Full-match pattern of the GDS graph names of one namespace (see `graph_name`).
+# The walk's flags in a projection's name, in this order (`gds.walk`): co-occurrence, synonyms,
+# titles, noun chunks, adjacent passages. Every pattern below is made from this one list, so a
+# new flag cannot make projections that eviction and a namespace's drop never find.
+WALK_FLAGS = "cstna"
+_WALK_CODE = "[du]" + "".join(f"{f}?" for f in WALK_FLAGS) + r"(?:h\d+)?"
+
+
+def projection_name_re(namespace: str | None = None, code: str | None = None) -> re.Pattern[str]:
+    """Full-match pattern of the GDS graph names of one namespace (see `graph_name`), or of any
+    namespace's (None: what eviction may drop).
 
     Namespaces may contain '_', so `wiki`'s pattern must not match `terag_wiki_en_utn_v3`: the
-    walk code (orientation d/u, the flags c, s, t, n in that order, a hub cap h<n>; default any)
+    walk code (orientation d/u, the `WALK_FLAGS` in their order, a hub cap h<n>; default any)
     has no '_', and only `_v<n>[_<epoch>]` may follow it.
     """
-    pattern = re.escape(code) if code else r"[du]c?s?t?n?(?:h\d+)?"
-    return re.compile(
-        rf"terag_{re.escape(namespace)}_(?P<walk>{pattern})_v(?P<version>\d+)(?:_[0-9a-f]{{8}})?"
-    )
+    ns = re.escape(namespace) if namespace is not None else "[A-Za-z0-9][A-Za-z0-9_-]*"
+    pattern = re.escape(code) if code else _WALK_CODE
+    return re.compile(rf"terag_{ns}_(?P<walk>{pattern})_v(?P<version>\d+)(?:_[0-9a-f]{{8}})?")
 
 
 # Each namespace has its own full-text and vector index over its own passages, which carry a

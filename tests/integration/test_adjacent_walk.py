@@ -5,6 +5,7 @@ of another document or of a one-passage document."""
 from __future__ import annotations
 
 import itertools
+import threading
 import uuid
 
 import pytest
@@ -92,3 +93,23 @@ def test_a_local_walk_links_the_passages_near_the_question_to_their_neighbours(
         ranked[adjacent] = {r["node"] for r in rows}
     assert counts[True] - counts[False] == 4
     assert {nodes[0], nodes[2]} <= ranked[True]
+
+
+def test_an_adjacent_walks_projection_is_dropped_with_its_namespace_and_evictable(
+    spacy_client: TeragClient,
+) -> None:
+    """The namespace's projection with adjacent links (flag `a`) is one eviction may drop and
+    the namespace's drop removes, on the real GDS catalog."""
+    spacy_client.index([_book()], progress=False)
+    store, ns = spacy_client.store, spacy_client.settings.namespace
+    rc = RetrievalConfig(walk="global", walk_adjacent=True)
+    name, _ = gds.ensure_projection(store, rc, ns, threading.Lock())
+    assert "a" in gds.walk(rc).code and name.startswith(f"terag_{ns}_")
+    evictable = {
+        g["graphName"] for g in gds.catalog(store) if gds._PROJECTION.fullmatch(g["graphName"])
+    }
+    assert name in evictable
+    assert gds.projections(store, ns) == {name}
+    assert [p["graph"] for p in store.projections_in_memory(ns)] == [name]
+    gds.drop_projections(store, ns)
+    assert name not in {g["graphName"] for g in gds.catalog(store)}

@@ -1,0 +1,38 @@
+"""Every projection name a walk can make is found by its namespace's pattern (a drop) and by
+the any-namespace pattern (eviction): a projection with the adjacent-passages flag matched
+neither, so it stayed in GDS memory for good."""
+
+from __future__ import annotations
+
+import itertools
+
+from terag_neo4j.retrieval import gds
+from terag_neo4j.retrieval.presets import RetrievalConfig
+from terag_neo4j.store.ids import projection_name_re
+
+FLAGS = ("walk_cooccurrence", "walk_synonyms", "walk_titles", "walk_noun_chunks", "walk_adjacent")
+
+
+def test_every_walk_is_found_by_the_namespace_and_the_eviction_patterns() -> None:
+    seen = set()
+    for orientation, hub_cap, *on in itertools.product(
+        ("directed", "undirected"), (0, 20), *[(False, True)] * len(FLAGS)
+    ):
+        rc = RetrievalConfig(
+            orientation=orientation, hub_cap=hub_cap, **dict(zip(FLAGS, on, strict=True))
+        )
+        for name in (gds.graph_name(rc, "wiki", 7), gds.graph_name(rc, "wiki", 7, "0a1b2c3d")):
+            seen.add(name)
+            m = projection_name_re("wiki").fullmatch(name)
+            assert m is not None and m["version"] == "7", name
+            assert projection_name_re("wiki", gds.walk(rc).code).fullmatch(name), name
+            assert gds._PROJECTION.fullmatch(name), name
+            assert not projection_name_re("wik").fullmatch(name)
+            assert not projection_name_re("wiki_en").fullmatch(name)
+    assert len(seen) == 2 * 2 * 2 * 2 ** len(FLAGS)  # every flag makes a name of its own
+
+
+def test_another_namespaces_projection_is_not_this_ones() -> None:
+    rc = RetrievalConfig(walk_adjacent=True)
+    assert not projection_name_re("wiki").fullmatch(gds.graph_name(rc, "wiki_en", 3))
+    assert not projection_name_re("wiki").fullmatch(gds.local_name())
