@@ -13,7 +13,7 @@ from starlette.routing import Route
 from terag_neo4j.service import errors, routes_admin, routes_documents, routes_query
 from terag_neo4j.service.jobs import JobRegistry
 from terag_neo4j.service.metrics import Metrics
-from terag_neo4j.service.middleware import BodyGuard, RequireKey
+from terag_neo4j.service.middleware import FrontDoor, RequireKey
 from terag_neo4j.service.observability import ObservedFastAPI, configure_logging
 from terag_neo4j.service.runtime import Runtime
 from terag_neo4j.service.settings import ServiceSettings, check_bind
@@ -42,7 +42,8 @@ def create_app(
     service = service or ServiceSettings()
     keys = service.keyring()
     check_bind(service.host, keys)
-    runtime = Runtime(service, settings, client)
+    # With several keys each gets a share of the workers, so one cannot starve the others
+    runtime = Runtime(service, settings, client, shared=len(keys) > 1)
     jobs = JobRegistry(runtime, service)
 
     from terag_neo4j.service.mcp_tools import build_mcp
@@ -87,7 +88,9 @@ def create_app(
         app.router.routes.append(
             Route("/metrics", app.state.metrics.endpoint, include_in_schema=False)
         )
-    app.add_middleware(BodyGuard, max_bytes=service.max_body_bytes)
+    # Host, Origin, key, scope, rate and body size, before any body is read (inside CORS, so
+    # a browser allowed by TERAG_CORS_ORIGINS can read the refusals)
+    app.add_middleware(FrontDoor, service=service, keys=keys)
     if service.cors_origins:
         from fastapi.middleware.cors import CORSMiddleware
 

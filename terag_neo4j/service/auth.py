@@ -3,11 +3,15 @@
 A key comes as `Authorization: Bearer KEY` or `X-API-Key: KEY`. A key scoped to other
 namespaces gets 403 for a namespace it does not hold, whether that namespace exists or not, so
 a caller cannot learn another tenant's namespace names by probing.
+
+The front door (`middleware.FrontDoor`) makes the same checks from the path and headers before a
+request's body is read; these dependencies make them again where the routes use the namespace.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
 from typing import Annotated
 
 from fastapi import Depends, Path, Request
@@ -15,6 +19,9 @@ from fastapi import Depends, Path, Request
 from terag_neo4j.service.errors import ServiceError
 from terag_neo4j.service.schemas import NAMESPACE_PATTERN
 from terag_neo4j.service.settings import OPEN, KeyRing, Principal
+
+# Who the request being served is (set by the front door), for per-key admission
+CALLER: ContextVar[Principal | None] = ContextVar("terag_caller", default=None)
 
 
 def presented_key(headers: Mapping[str, str]) -> str | None:

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Request, Response
 
 from terag_neo4j.service.audit import audit_note
-from terag_neo4j.service.auth import Caller, ReadNamespace, WriteNamespace, authorize
+from terag_neo4j.service.auth import (
+    Caller,
+    ReadNamespace,
+    WriteNamespace,
+    authorize,
+    presented_key,
+)
 from terag_neo4j.service.schemas import (
     ErrorBody,
     Health,
@@ -22,6 +29,7 @@ from terag_neo4j.service.schemas import (
 
 if TYPE_CHECKING:
     from terag_neo4j.service.runtime import Runtime
+    from terag_neo4j.service.settings import KeyRing
 
 router = APIRouter(prefix="/v1")
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -44,21 +52,35 @@ async def health() -> Health:
     "/ready", response_model=Readiness, tags=["health"], responses={503: {"model": Readiness}}
 )
 async def ready(request: Request) -> Response:
-    """Readiness: models loaded and Neo4j + GDS answering now; 503 until then."""
+    """Readiness: models loaded and Neo4j + GDS answering now; 503 until then. Why not, and the
+    GDS version, only for a caller with a key (or any caller of a service without keys)."""
     rt = runtime(request)
-    if not rt.warm:
+    keys: KeyRing = request.app.state.keys
+    detailed = not len(keys) or keys.lookup(presented_key(request.headers)) is not None
+
+    def not_ready(models: bool, why: str) -> Response:
         body = Readiness(
-            ready=False, neo4j=False, models=False, detail=rt.startup_error or "loading"
+            ready=False, neo4j=False, models=models, detail=_redacted(why) if detailed else None
         )
         return Response(body.model_dump_json(), 503, {"Retry-After": "5"}, "application/json")
+
+    if not rt.warm:
+        return not_ready(False, rt.startup_error or "loading")
     loop = asyncio.get_running_loop()
     try:
         probe = await asyncio.wait_for(loop.run_in_executor(None, rt.probe), 5.0)
     except Exception as e:  # unreachable, or too slow to count as ready
-        body = Readiness(ready=False, neo4j=False, models=True, detail=str(e) or "timeout")
-        return Response(body.model_dump_json(), 503, {"Retry-After": "5"}, "application/json")
-    body = Readiness(ready=True, neo4j=True, gds=probe["gds"], models=True)
+        return not_ready(True, str(e) or "timeout")
+    body = Readiness(ready=True, neo4j=True, gds=probe["gds"] if detailed else None, models=True)
     return Response(body.model_dump_json(), 200, media_type="application/json")
+
+
+# A URI's user:password@, should a setting carry one
+_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
+
+
+def _redacted(text: str) -> str:
+    return _USERINFO.sub("***@", text)
 
 
 @router.get("/version", response_model=Version, tags=["health"])

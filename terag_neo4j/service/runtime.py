@@ -5,6 +5,8 @@ Retrieval is synchronous and CPU-bound (embedding, Neo4j round trips, GDS calls)
 threads; the event loop only waits. Admission counts requests running or waiting for a thread:
 past `max_concurrency + max_queue` a request is refused at once (429), and one that waited
 `queue_timeout_s` for a thread gets 503, both with Retry-After, so load never turns into a hang.
+With several keys (`shared`), each key (principal) may hold at most half the threads and half
+the queue besides, so one key flooding the service leaves the other keys threads to run on.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from terag_neo4j.errors import TeragError
+from terag_neo4j.service.auth import CALLER
 from terag_neo4j.service.errors import ServiceError
 from terag_neo4j.service.settings import ServiceSettings
 
@@ -30,15 +33,22 @@ T = TypeVar("T")
 
 
 class Admission:
-    """At most `running` calls in threads, `waiting` more queued; the rest refused."""
+    """At most `running` calls in threads, `waiting` more queued; the rest refused. When
+    `shared`, one caller holds at most `share_running` threads and `share_limit` requests in
+    all: its excess waits on its own semaphore, not in the line every caller stands in."""
 
-    def __init__(self, running: int, waiting: int, timeout_s: float) -> None:
+    def __init__(self, running: int, waiting: int, timeout_s: float, shared: bool = False) -> None:
         self.running = running
         self.limit = running + waiting
         self.timeout_s = timeout_s
+        self.share_running = max(1, running // 2) if shared else running
+        self.share_limit = self.share_running + (waiting // 2 if shared else waiting)
         self.pending = 0
         self.refused = 0
+        self._held: dict[str, int] = {}  # requests running or queued, per caller
         self._sem: asyncio.Semaphore | None = None
+        # One per caller ever seen: bounded by the configured keys
+        self._own: dict[str, asyncio.Semaphore] = {}
         self.pool = ThreadPoolExecutor(max_workers=running, thread_name_prefix="terag-query")
 
     def _semaphore(self) -> asyncio.Semaphore:
@@ -51,23 +61,50 @@ class Admission:
         retry = max(1, round(self.timeout_s / 10))
         return ServiceError(status, message, headers={"Retry-After": str(retry)})
 
-    async def run(self, fn: Callable[[], T]) -> T:
+    async def run(self, fn: Callable[[], T], who: str = "") -> T:
+        """`fn()` in a worker thread once a slot is free, for caller `who` (a key's name)."""
         if self.pending >= self.limit:
             raise self._busy(429, f"busy: {self.pending} requests running or queued; retry later")
+        held = self._held.get(who, 0)
+        if held >= self.share_limit:
+            raise self._busy(
+                429,
+                f"busy: this key has {held} requests running or queued (this key's limit: "
+                f"{self.share_running} concurrent, {self.share_limit} in all); retry later",
+            )
         self.pending += 1
+        self._held[who] = held + 1
         try:
+            own = self._own.setdefault(who, asyncio.Semaphore(self.share_running))
             sem = self._semaphore()
+            got: list[asyncio.Semaphore] = []
             try:
-                await asyncio.wait_for(sem.acquire(), self.timeout_s)
-            except TimeoutError:
-                raise self._busy(503, "overloaded: no worker free in time; retry later") from None
-            fut = asyncio.get_running_loop().run_in_executor(self.pool, fn)
-            # The slot is freed when the thread finishes, not when a client gives up waiting:
+                async with asyncio.timeout(self.timeout_s):
+                    await own.acquire()
+                    got.append(own)
+                    await sem.acquire()
+                    got.append(sem)
+                fut = asyncio.get_running_loop().run_in_executor(self.pool, fn)
+            except BaseException as e:
+                for s in got:
+                    s.release()
+                if isinstance(e, TimeoutError):
+                    raise self._busy(
+                        503, "overloaded: no worker free in time; retry later"
+                    ) from None
+                raise
+
+            # The slots are freed when the thread finishes, not when a client gives up waiting:
             # a disconnect must not let more threads run than admitted.
-            fut.add_done_callback(lambda _: sem.release())
+            def free(_: object) -> None:
+                sem.release()
+                own.release()
+
+            fut.add_done_callback(free)
             return await asyncio.shield(fut)
         finally:
             self.pending -= 1
+            self._held[who] -= 1
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
@@ -81,11 +118,12 @@ class Runtime:
         service: ServiceSettings,
         settings: Settings | None = None,
         client: TeragClient | None = None,
+        shared: bool = False,
     ) -> None:
         self.service = service
         self.settings = settings
         self.admission = Admission(
-            service.max_concurrency, service.max_queue, service.queue_timeout_s
+            service.max_concurrency, service.max_queue, service.queue_timeout_s, shared
         )
         self._client = client
         self._owns_client = client is None
@@ -146,9 +184,10 @@ class Runtime:
         return self._client
 
     async def call(self, fn: Callable[[TeragClient], T]) -> T:
-        """`fn(client)` in a worker thread, under admission."""
+        """`fn(client)` in a worker thread, under admission, counted against the caller's key."""
         client = self.client
-        return await self.admission.run(lambda: fn(client))
+        who = CALLER.get()
+        return await self.admission.run(lambda: fn(client), who.name if who else "")
 
     def probe(self) -> dict[str, Any]:
         """Neo4j and GDS answering now (a short read), for /v1/ready."""

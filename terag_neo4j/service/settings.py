@@ -18,6 +18,7 @@ import hashlib
 import hmac
 import ipaddress
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -39,6 +40,8 @@ class KeySpec(BaseModel):
     namespaces: list[str] | Literal["*"]
     access: Access = "read"
     admin: bool = False
+    # This key's requests per second, instead of TERAG_RATE_LIMIT
+    rate: float | None = Field(default=None, gt=0)
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,7 @@ class Principal:
     namespaces: frozenset[str] | None
     write: bool
     admin: bool = False
+    rate: float | None = None  # requests per second; None: the service's TERAG_RATE_LIMIT
 
     def can_read(self, namespace: str) -> bool:
         return self.namespaces is None or namespace in self.namespaces
@@ -82,7 +86,7 @@ class KeyRing:
                 )
             d = _digest(key)
             ns = None if spec.namespaces == ALL else frozenset(spec.namespaces)
-            principal = Principal(d.hex()[:8], ns, spec.access == "write", spec.admin)
+            principal = Principal(d.hex()[:8], ns, spec.access == "write", spec.admin, spec.rate)
             self._entries.append((d, principal))
 
     def __len__(self) -> int:
@@ -99,6 +103,17 @@ class KeyRing:
         return found
 
 
+def _check_private(path: Path) -> None:
+    """Refuse a key file other users may read or change, as ssh refuses such a private key."""
+    if os.name != "posix":
+        return
+    mode = path.stat().st_mode & 0o777
+    if mode & 0o077:
+        raise ServiceConfigError(
+            f"TERAG_API_KEYS: {path} is open to other users (mode {mode:o}); run chmod 600 {path}"
+        )
+
+
 def parse_keys(raw: str | None) -> dict[str, KeySpec]:
     """`TERAG_API_KEYS` as JSON text or a JSON file's path; empty or unset means no keys."""
     if raw is None or not raw.strip():
@@ -110,6 +125,7 @@ def parse_keys(raw: str | None) -> dict[str, KeySpec]:
             raise ServiceConfigError(
                 "TERAG_API_KEYS: neither a JSON object nor the path of a readable JSON file"
             )
+        _check_private(path)
         text = path.read_text(encoding="utf-8")
     try:
         data: Any = json.loads(text)
@@ -147,6 +163,10 @@ class ServiceSettings(BaseSettings):
     api_keys: str | None = Field(default=None, repr=False)
     # Origins allowed to call from a browser; empty: CORS off
     cors_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    # Host names it answers to besides the bound address and loopback ("*": any); see policy.py
+    allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    # Requests per second per key (token bucket, bursts of one second's worth); 0: no limit
+    rate_limit: float = Field(default=0.0, ge=0)
     # Retrievals run at once (threads), and how many more may wait; beyond that: 429
     max_concurrency: int = Field(default=4, ge=1)
     max_queue: int = Field(default=32, ge=0)
@@ -166,7 +186,7 @@ class ServiceSettings(BaseSettings):
     # taken over by another (or by the restarted service) once this has run out
     job_lease_s: float = Field(default=30.0, ge=1)
 
-    @field_validator("cors_origins", mode="before")
+    @field_validator("cors_origins", "allowed_hosts", mode="before")
     @classmethod
     def _split_origins(cls, v: Any) -> Any:
         if isinstance(v, str):  # a JSON list, or comma-separated

@@ -38,6 +38,7 @@ def test_keys_from_json_text_and_from_a_file(tmp_path: Path) -> None:
     assert ring.lookup("alice-key-12") is None and ring.lookup(None) is None
     f = tmp_path / "keys.json"
     f.write_text(json.dumps(KEYS))
+    f.chmod(0o600)  # a key file others may read is refused
     assert len(KeyRing(parse_keys(str(f)))) == 2
     assert parse_keys("") == {} and parse_keys(None) == {}
 
