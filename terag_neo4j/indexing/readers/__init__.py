@@ -77,9 +77,17 @@ def read_file(path: Path, doc_id: str, source: str) -> list[Document]:
             return [read_html(path, doc_id, source)]
         from terag_neo4j.indexing.readers.text import read_text_file
 
-        return read_text_file(path, doc_id, jsonl=path.suffix.lower() in JSONL_SUFFIXES)
+        return read_text_file(path, doc_id, path.suffix.lower() in JSONL_SUFFIXES, source)
     except InputError:
         raise
+    except MemoryError:
+        # A process with a memory cap (the service's parsing workers) reaches it here
+        from terag_neo4j.indexing.readers.common import TooLarge
+
+        raise TooLarge(
+            f"{path}: reading it needs more memory than this process may use; split it into "
+            "smaller files"
+        ) from None
     except Exception as e:  # a library's own error types for a file it chokes on, deep inside
         # it: this file is reported and skipped, the rest of the folder is still indexed
         from terag_neo4j.indexing.readers.common import one_line

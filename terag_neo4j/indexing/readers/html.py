@@ -9,7 +9,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from terag_neo4j.indexing.inputs import Document, InputError
-from terag_neo4j.indexing.readers.common import check_size, one_line, require
+from terag_neo4j.indexing.readers import common
+from terag_neo4j.indexing.readers.common import TooLarge, check_size, one_line, require
 
 log = logging.getLogger(__name__)
 _SKIP = {"head", "title", "script", "style", "noscript", "nav", "header", "footer", "aside",
@@ -30,6 +31,13 @@ _TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.I | re.S)
 
 
 def read_html(path: Path, doc_id: str, source: str) -> Document:
+    # Before reading: parsing a page holds many times its size
+    size, limit = path.stat().st_size, common.MAX_HTML_BYTES
+    if size > limit:
+        raise TooLarge(
+            f"{path}: {size:,} bytes of HTML, beyond the {limit:,}-byte limit of a page; "
+            "split it into smaller files"
+        )
     data = path.read_bytes()
     html = _decode(data)
     check_size(path, len(html) // 4)  # markup is mostly tags; the text is checked again below
