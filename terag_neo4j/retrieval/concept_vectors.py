@@ -19,6 +19,7 @@ import numpy.typing as npt
 from neo4j.exceptions import ClientError
 
 from terag_neo4j.store import GraphStore, GraphStoreError, one_line, write_refused
+from terag_neo4j.store.core import ReadNeedsWriter
 
 log = logging.getLogger(__name__)
 
@@ -55,12 +56,13 @@ def ensure_concept_vectors(
         except ClientError as e:
             if not write_refused(e):
                 raise
-            raise GraphStoreError(
+            raise ReadNeedsWriter(
                 f"namespace {namespace!r} has concepts without embeddings, which semantic "
-                f"matching reads, and Neo4j refused to write them for this user "
-                f"({one_line(e.message, 100)}): write them once as a user who can write, with "
+                f"matching reads, and this reader may not write them "
+                f"({one_line(e.message, 80)}): a writer writes them once with "
                 f"`TERAG_CONCEPT_VECTORS=eager terag index <its documents> --namespace "
-                f"{namespace}` or one query of this preset"
+                f"{namespace}`, or one query of this preset (through the service: by a key that "
+                f"may write {namespace!r})"
             ) from e
         written += len(rows)
     if written:

@@ -21,6 +21,7 @@ from neo4j.exceptions import ClientError
 from terag_neo4j.indexing.extraction import CONCEPT, TITLE
 from terag_neo4j.retrieval.presets import RetrievalConfig
 from terag_neo4j.store import GraphStore, GraphStoreError, one_line, write_refused
+from terag_neo4j.store.core import ReadNeedsWriter
 from terag_neo4j.store.cypher import load_cypher
 from terag_neo4j.store.ids import WALK_FLAGS, projection_name_re
 
@@ -157,8 +158,8 @@ def used(store: GraphStore, namespace: str, graph: str) -> None:
     """Note that this process walked `graph` now, and tell other processes (throttled)."""
     now = time.monotonic()
     _last_used[graph] = now
-    if now - _use_written.get(graph, -USE_WRITE_S) < USE_WRITE_S:
-        return
+    if store.reading_only or now - _use_written.get(graph, -USE_WRITE_S) < USE_WRITE_S:
+        return  # a read that may not write keeps this process's order only
     _use_written[graph] = now
     try:
         store.write_tx(
@@ -250,11 +251,12 @@ def ensure_projection(
         except ClientError as e:
             if not write_refused(e):
                 raise
-            raise GraphStoreError(
+            raise ReadNeedsWriter(
                 f"namespace {namespace!r} has no CO_OCCURRENCE pairs yet, which this walk reads, "
-                f"and Neo4j refused to write them for this user ({one_line(e.message, 100)}): "
-                f"build them once as a user who can write, with `terag index <its documents> "
-                f"--namespace {namespace} --cooccurrence eager` or one query of this preset"
+                f"and this reader may not write them ({one_line(e.message, 80)}): a writer builds "
+                f"them once with `terag index <its documents> --namespace {namespace} "
+                f"--cooccurrence eager`, or one query of this preset (through the service: by a "
+                f"key that may write {namespace!r})"
             ) from e
         if pairs is not None:
             log.info("built %d CO_OCCURRENCE pairs of %s for the walk", pairs, namespace)

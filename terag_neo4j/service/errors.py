@@ -32,6 +32,7 @@ STATUS_BY_ERROR: dict[str, int] = {
     "RetrievalError": 422,
     "ServiceConfigError": 422,
     "EmbeddingModelMismatch": 409,
+    "ReadNeedsWriter": 409,  # what the read needs, a key that may write must build first
     "Neo4jUnavailable": 503,
     "GraphStoreError": 503,
     "LLMUnavailableError": 503,

@@ -21,6 +21,7 @@ from terag_neo4j.results import Mode
 from terag_neo4j.service import graph
 from terag_neo4j.service.auth import authenticate, authorize
 from terag_neo4j.service.errors import ServiceError, public_message, status_for
+from terag_neo4j.service.reads import as_reader
 from terag_neo4j.service.routes_query import _read, check_question, retrieval_view, why
 from terag_neo4j.service.schemas import TextDocument
 from terag_neo4j.service.settings import Principal
@@ -57,11 +58,13 @@ def build_mcp(
         except ServiceError as e:
             raise ToolError(f"{e.type}: {e.message}") from None
 
-    def scoped(ctx: Context[Any, Any], namespace: str, write: bool = False) -> None:
+    def scoped(ctx: Context[Any, Any], namespace: str, write: bool = False) -> Principal:
         try:
-            authorize(principal(ctx), namespace, write)
+            who = principal(ctx)
+            authorize(who, namespace, write)
         except ServiceError as e:
             raise ToolError(f"{e.type}: {e.message}") from None
+        return who
 
     async def ready() -> None:
         # An agent may call a tool while the models still load: wait, as a local tool would
@@ -101,10 +104,16 @@ def build_mcp(
         pagerank (personalised PageRank over the concept graph), flat (BM25 and vector rankings
         fused, no graph), dense (vector only) or hybrid (the walk fused with dense); default: the
         service's preset."""
-        scoped(ctx, namespace)
+        who = scoped(ctx, namespace)
         _question(question, runtime.service.max_question_chars)
         k = max(1, min(int(top_k), 100))
-        res = await call(lambda c: c.retrieve(question, top_k=k, namespace=namespace, mode=mode))
+        res = await call(
+            as_reader(
+                namespace,
+                lambda c: c.retrieve(question, top_k=k, namespace=namespace, mode=mode),
+                who,
+            )
+        )
         return retrieval_view(res).model_dump(exclude={"restart", "timings"})
 
     @server.tool()
@@ -114,10 +123,12 @@ def build_mcp(
         """Answer a question from a namespace's passages; returns the answer, the ids of the
         passages it was read from, the citations its markers ([1], [2]) make (each with the
         passage's source, pages and headings) and its claims that cite none."""
-        scoped(ctx, namespace)
+        who = scoped(ctx, namespace)
         _question(question, runtime.service.max_question_chars)
         k = max(1, min(int(top_k), 100))
-        res = await call(lambda c: c.retrieve(question, top_k=k, namespace=namespace))
+        res = await call(
+            as_reader(namespace, lambda c: c.retrieve(question, top_k=k, namespace=namespace), who)
+        )
         ans = await call(lambda c: _read(c, question, res))
         return ans.model_dump(exclude={"retrieval"})
 
@@ -127,10 +138,12 @@ def build_mcp(
     ) -> dict[str, Any]:
         """Why a passage was retrieved for a question: its rank and score in the top k, its
         weight as a flat-ranking seed, and the question's linked concepts that name it."""
-        scoped(ctx, namespace)
+        who = scoped(ctx, namespace)
         _question(question, runtime.service.max_question_chars)
         k = max(1, min(int(top_k), 100))
-        w = await call(lambda c: why(c, namespace, passage_id, question, k))
+        w = await call(
+            as_reader(namespace, lambda c: why(c, namespace, passage_id, question, k), who)
+        )
         return w.model_dump()
 
     @server.tool()
@@ -189,9 +202,11 @@ def build_mcp(
     ) -> dict[str, Any]:
         """A concept's neighbourhood: the passages and concepts around it, bounded by depth
         (1-3) and node count (1-500)."""
-        scoped(ctx, namespace)
+        who = scoped(ctx, namespace)
         d, n = max(1, min(int(depth), 3)), max(1, min(int(max_nodes), 500))
-        g = await call(lambda c: graph.neighbourhood(c, namespace, concept, d, n))
+        g = await call(
+            as_reader(namespace, lambda c: graph.neighbourhood(c, namespace, concept, d, n), who)
+        )
         return g.model_dump()
 
     return server

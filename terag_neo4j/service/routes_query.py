@@ -12,6 +12,7 @@ from fastapi.responses import StreamingResponse
 from terag_neo4j.service import graph, streaming
 from terag_neo4j.service.auth import ReadNamespace
 from terag_neo4j.service.errors import ServiceError
+from terag_neo4j.service.reads import as_reader
 from terag_neo4j.service.routes_admin import ERRORS, runtime
 from terag_neo4j.service.schemas import (
     Answer,
@@ -75,7 +76,7 @@ async def retrieve(request: Request, namespace: ReadNamespace, body: RetrieveReq
     q = _check_question(request, body.question)
     kw: dict[str, Any] = {"mode": body.mode} if body.mode else {}
     res = await runtime(request).call(
-        lambda c: c.retrieve(q, top_k=body.top_k, namespace=namespace, **kw)
+        as_reader(namespace, lambda c: c.retrieve(q, top_k=body.top_k, namespace=namespace, **kw))
     )
     return retrieval_view(res)
 
@@ -134,7 +135,10 @@ async def ask(request: Request, namespace: ReadNamespace, body: AskRequest) -> A
     if not body.stream:
         # One admission for both: a reader refused after its retrieval would waste that
         return await rt.call(
-            lambda c: _read(c, q, c.retrieve(q, top_k=body.top_k, namespace=namespace))
+            as_reader(
+                namespace,
+                lambda c: _read(c, q, c.retrieve(q, top_k=body.top_k, namespace=namespace)),
+            )
         )
 
     deadline_s = ask_deadline_s(rt)
@@ -142,7 +146,7 @@ async def ask(request: Request, namespace: ReadNamespace, body: AskRequest) -> A
     end = loop.time() + deadline_s
     hand = streaming.Handoff(loop)
     task = asyncio.ensure_future(
-        rt.call(lambda c: _ask_streamed(c, q, body.top_k, namespace, hand))
+        rt.call(as_reader(namespace, lambda c: _ask_streamed(c, q, body.top_k, namespace, hand)))
     )
     # Retrieval errors (unknown namespace, Neo4j down, a refused admission) still get their
     # status, not a 200 stream
@@ -227,7 +231,9 @@ async def why_retrieved(
     """Why a passage was (or was not) retrieved for a question: its rank and score in the top
     k, its weight as a flat-ranking seed, and the question's linked concepts that name it."""
     q = _check_question(request, question)
-    return await runtime(request).call(lambda c: why(c, namespace, passage_id, q, top_k))
+    return await runtime(request).call(
+        as_reader(namespace, lambda c: why(c, namespace, passage_id, q, top_k))
+    )
 
 
 @router.get("/namespaces/{namespace}/graph", response_model=Graph, tags=["graph"], responses=ERRORS)
@@ -241,5 +247,5 @@ async def concept_graph(
     """A concept's neighbourhood (concepts and passages, the walk's edges), bounded by depth and
     node count; `truncated` says whether the bound cut it."""
     return await runtime(request).call(
-        lambda c: graph.neighbourhood(c, namespace, concept, depth, max_nodes)
+        as_reader(namespace, lambda c: graph.neighbourhood(c, namespace, concept, depth, max_nodes))
     )

@@ -48,6 +48,11 @@ COOCCURRENCE_DEFAULT: str = Settings.model_fields["cooccurrence"].default
 SEARCH_VERSION = 2
 
 
+class ReadNeedsWriter(GraphStoreError):
+    """A read needs something a writer builds (search indexes, CO_OCCURRENCE pairs, concept
+    vectors) and may not write it: the message says what a writer must run."""
+
+
 class NamespaceDropped(GraphStoreError):
     """The namespace is being dropped, or was dropped (and perhaps made again) while a writer
     that started on it was still writing: the write is refused rather than start a partial one."""
@@ -136,7 +141,7 @@ class StoreCore:
         """`read=True` for GDS calls: in a cluster they must reach the secondary that runs GDS
         (and holds the projections), and a routing driver sends read sessions to secondaries.
         A session after `close` raises `ClientClosed`."""
-        mode = neo4j.READ_ACCESS if read else neo4j.WRITE_ACCESS
+        mode = neo4j.READ_ACCESS if read or self.reading_only else neo4j.WRITE_ACCESS
         with (
             self.in_flight.hold(),
             self.driver.session(database=self.database, default_access_mode=mode) as s,
@@ -214,9 +219,33 @@ class StoreCore:
 
         return self._call(run)
 
+    @property
+    def reading_only(self) -> bool:
+        """Whether this thread is inside `reads_only`."""
+        return bool(getattr(self._read_local(), "depth", 0))
+
+    def _read_local(self) -> threading.local:
+        local: threading.local = self.__dict__.setdefault("_read_only", threading.local())
+        return local
+
+    @contextmanager
+    def reads_only(self) -> Iterator[None]:
+        """Every query of this thread inside the block runs with read access, so Neo4j refuses
+        any write (`Statement.AccessMode`): what a read would otherwise build on first use
+        (search indexes, CO_OCCURRENCE pairs, concept vectors) is refused with the one line
+        saying what a writer must run. The service's reads by keys that may not write."""
+        local = self._read_local()
+        local.depth = getattr(local, "depth", 0) + 1
+        try:
+            yield
+        finally:
+            local.depth -= 1
+
     def write_tx(self, fn: Callable[[ManagedTransaction], T]) -> T:
         def run() -> T:
             with self.session() as s:
+                if self.reading_only:
+                    return s.execute_read(fn)  # type: ignore[arg-type]
                 return s.execute_write(fn)
 
         return self._call(run)

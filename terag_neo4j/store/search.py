@@ -15,8 +15,8 @@ from typing import Any
 
 from neo4j.exceptions import ClientError
 
-from terag_neo4j.store.connection import GraphStoreError, one_line, write_refused
-from terag_neo4j.store.core import SEARCH_VERSION, StoreCore
+from terag_neo4j.store.connection import one_line, write_refused
+from terag_neo4j.store.core import SEARCH_VERSION, ReadNeedsWriter, StoreCore
 from terag_neo4j.store.cypher import cypher_statements, load_cypher
 from terag_neo4j.store.ids import fold, passage_label, text_index, vector_index
 
@@ -61,10 +61,11 @@ class SearchIndexes(StoreCore):
         except ClientError as e:
             if not write_refused(e):
                 raise
-            raise GraphStoreError(
-                f"namespace {namespace!r} has no search indexes of its own yet and Neo4j refused "
-                f"to make them for this user ({one_line(e.message, 100)}): run one query or "
-                f"`terag index` on it once as a user who can write"
+            raise ReadNeedsWriter(
+                f"namespace {namespace!r} has no search indexes of its own yet and this reader may "
+                f"not make them ({one_line(e.message, 80)}): a writer makes them with one query "
+                f"or `terag index` on it (through the service: a query or a document added by a "
+                f"key that may write {namespace!r})"
             ) from e
         if moved:
             log.info("moved %d passages of %r into its own search indexes", moved, namespace)
