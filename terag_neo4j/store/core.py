@@ -245,7 +245,7 @@ class StoreCore:
         def run() -> T:
             with self.session() as s:
                 if self.reading_only:
-                    return s.execute_read(fn)  # type: ignore[arg-type]
+                    return s.execute_read(fn)
                 return s.execute_write(fn)
 
         return self._call(run)
