@@ -12,10 +12,10 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
+import os
 import re
 import sys
 import time
-import uuid
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -46,7 +46,7 @@ def request_id_of(headers: Iterable[tuple[bytes, bytes]]) -> str:
             if _SANE_ID.fullmatch(v):
                 return v.decode("ascii")
             break
-    return uuid.uuid4().hex
+    return os.urandom(16).hex()
 
 
 class Observe:
@@ -191,3 +191,5 @@ def configure_logging(fmt: str) -> None:
         if not any(isinstance(f, RequestIdFilter) for f in h.filters):
             h.addFilter(RequestIdFilter())
     logging.captureWarnings(True)
+    # The audit is kept whatever the root level (the service's own log may be set quieter)
+    logging.getLogger("terag_neo4j.audit").setLevel(logging.INFO)
