@@ -15,6 +15,7 @@ from terag_neo4j.service.jobs import JobRegistry
 from terag_neo4j.service.metrics import Metrics
 from terag_neo4j.service.middleware import FrontDoor, RequireKey
 from terag_neo4j.service.observability import ObservedFastAPI, configure_logging
+from terag_neo4j.service.parsing import ParsePool
 from terag_neo4j.service.runtime import Runtime
 from terag_neo4j.service.settings import ServiceSettings, check_bind
 
@@ -45,6 +46,8 @@ def create_app(
     # With several keys each gets a share of the workers, so one cannot starve the others
     runtime = Runtime(service, settings, client, shared=len(keys) > 1)
     jobs = JobRegistry(runtime, service)
+    # Uploaded files are read in worker processes, off the event loop (see parsing.py)
+    parsing = ParsePool(service.parse_workers, service.parse_timeout_s, service.queue_timeout_s)
 
     from terag_neo4j.service.mcp_tools import build_mcp
 
@@ -57,10 +60,12 @@ def create_app(
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         runtime.start()
         jobs.start()
+        parsing.start()
         try:
             async with mcp.session_manager.run():
                 yield
         finally:
+            parsing.close()
             jobs.close()
             runtime.close()
 
@@ -73,6 +78,7 @@ def create_app(
     app.state.keys = keys
     app.state.runtime = runtime
     app.state.jobs = jobs
+    app.state.parsing = parsing
     app.state.service = service
     app.state.metrics = Metrics(app.state) if service.metrics else None
     errors.install(app)

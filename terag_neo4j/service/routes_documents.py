@@ -3,7 +3,7 @@ and cancellation."""
 
 from __future__ import annotations
 
-import dataclasses
+import asyncio
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -81,15 +81,6 @@ async def add_texts(request: Request, namespace: WriteNamespace, body: TextsRequ
     return await _submit(request, namespace, docs)
 
 
-def _upload_text(name: str, data: bytes) -> None:
-    if b"\x00" in data:
-        raise ServiceError(415, f"{name}: binary content; upload UTF-8 text")
-    try:
-        data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise ServiceError(415, f"{name}: not valid UTF-8 (byte {e.start}); re-encode it") from None
-
-
 @router.post(
     "/namespaces/{namespace}/documents/upload",
     response_model=Job,
@@ -106,40 +97,26 @@ async def upload(
 ) -> Job:
     """Index uploaded files (as `terag index` reads them, by their content: a PDF, .docx, HTML
     page or text file is one document with the file name as its id, a .jsonl file one document
-    per line)."""
-    from terag_neo4j.indexing.documents import InputError
-    from terag_neo4j.indexing.readers import SUPPORTED_SUFFIXES, read_file, readable_kind
-    from terag_neo4j.indexing.readers.detect import JSONL_SUFFIXES
+    per line). Each file is read in a worker process, within a time limit; 413 when a file is
+    beyond a limit (its size inflated, its pages, the time), 415 when it cannot be read."""
+    from terag_neo4j.service.parsing import ParsePool, save_upload, upload_names
 
+    names = upload_names([f.filename for f in files])
+    pool: ParsePool = request.app.state.parsing
     docs: list[Document] = []
     with tempfile.TemporaryDirectory(prefix="terag-upload-") as tmp:
-        for f in files:
-            name = Path(f.filename or "").name
-            suffix = Path(name).suffix.lower()
-            if not name or suffix not in SUPPORTED_SUFFIXES:
-                supported = ", ".join(sorted(SUPPORTED_SUFFIXES))
-                raise ServiceError(
-                    415, f"{name or 'a file'}: unsupported file type (use {supported})"
-                )
-            data = await f.read()
+        for f, name in zip(files, names, strict=True):
             path = Path(tmp) / name
-            path.write_bytes(data)
-            try:
-                if readable_kind(path) == "text":
-                    _upload_text(name, data)
-                read = read_file(path, name, name)
-            except InputError as e:
-                # The message names the temporary copy: name the upload instead.
-                raise ServiceError(415, str(e).replace(str(path), name)) from None
-            # A file's id is its name here (not the temporary folder's path)
-            docs += read if suffix in JSONL_SUFFIXES else [_renamed(d, name) for d in read]
+            await asyncio.to_thread(save_upload, f.file, path)
+            docs += await pool.read(path, name)
+    seen: set[str] = set()
+    for d in docs:
+        if d.id in seen:
+            raise ServiceError(422, f"documents: id {d.id!r} twice in the uploaded files")
+        seen.add(d.id)
     if not docs:
         raise ServiceError(422, "no documents in the uploaded files")
     return await _submit(request, namespace, docs)
-
-
-def _renamed(d: Document, name: str) -> Document:
-    return dataclasses.replace(d, id=name, source=name)
 
 
 @router.get(

@@ -54,3 +54,23 @@ def test_pdf_docx_and_html_uploads_are_read_by_content(service: Service, tmp_pat
             assert "terag-upload-" not in r.text  # the upload's name, not the temporary copy
         finally:
             http.delete(f"/v1/namespaces/{name}")
+
+
+def test_jsonl_records_cite_the_uploaded_file_not_a_temporary_copy(service: Service) -> None:
+    name = f"svc-{uuid.uuid4().hex[:8]}-jl"
+    record = b'{"id": "r1", "text": "Pierre Curie was born in Paris."}\n'
+    with service.client() as http:
+        try:
+            r = http.post(
+                f"/v1/namespaces/{name}/documents/upload",
+                files=[("files", ("records.jsonl", record, "application/json"))],
+            )
+            assert r.status_code == 202, r.text
+            assert wait_job(http, r.json()["id"])["state"] == "succeeded"
+            with TeragClient(service.settings) as client, client.store.session() as s:
+                sources = s.run(
+                    "MATCH (p:Passage {namespace: $ns}) RETURN DISTINCT p.source AS s", ns=name
+                ).value()
+            assert sources == ["records.jsonl:1"]
+        finally:
+            http.delete(f"/v1/namespaces/{name}")

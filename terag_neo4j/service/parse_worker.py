@@ -1,0 +1,158 @@
+"""One parsing worker process of the service (`parsing.ParsePool` starts it with `python -m`):
+reads uploaded files with the readers `terag index` uses, one request at a time, under a cap
+on its address space, so a file that needs too much memory fails here and never grows the
+service process.
+
+The protocol, on stdin and stdout (anything else printed goes to stderr): each frame is a
+4-byte header length and an 8-byte body length (big-endian), a JSON header, then the body. The
+worker first sends `{"ready": true}`. A request is `{"path", "name", "max_chars"}`; the answer
+is `{"docs": [...], "log": [...], "rss": bytes}` with the documents' texts, UTF-8, one after
+another in the body (each document's `"size"` says how many bytes are its), or `{"error",
+"too_large", "log", "rss"}`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import resource
+import struct
+import sys
+from pathlib import Path
+from typing import Any, BinaryIO
+
+FRAME = struct.Struct(">IQ")
+# A worker's lines for one request, sent back for the service to log; a file that makes a
+# library warn on every page must not flood the service's log
+MAX_LOG_RECORDS = 20
+
+
+def send(out: BinaryIO, header: dict[str, Any], body: bytes = b"") -> None:
+    raw = json.dumps(header).encode()
+    out.write(FRAME.pack(len(raw), len(body)) + raw)
+    out.write(body)
+    out.flush()
+
+
+def _recv(inp: BinaryIO) -> dict[str, Any] | None:
+    head = inp.read(FRAME.size)
+    if len(head) < FRAME.size:
+        return None  # the service closed the pipe: it stopped, or let this worker go
+    n, body = FRAME.unpack(head)
+    request: dict[str, Any] = json.loads(inp.read(n))
+    inp.read(body)
+    return request
+
+
+class _Kept(logging.Handler):
+    """The records of the request being read, for its answer."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.records: list[tuple[int, str, str]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if len(self.records) < MAX_LOG_RECORDS:
+            self.records.append((record.levelno, record.name, record.getMessage()))
+
+
+def _preload() -> None:
+    """The readers and their libraries, imported before the first request: a request then costs
+    its parse only."""
+    import terag_neo4j.indexing.readers  # noqa: F401
+    from terag_neo4j.indexing.readers import common
+
+    for module in ("pypdf", "docx", "trafilatura"):
+        # One not installed: a file of that format gets the reader's own message
+        with contextlib.suppress(common.MissingReader):
+            common.require(module)
+    for name in ("pdf", "docx", "html", "text"):
+        __import__(f"terag_neo4j.indexing.readers.{name}")
+
+
+def _check_text(path: Path, name: str) -> None:
+    """An upload read as text must be UTF-8 text throughout, not only in its first bytes."""
+    from terag_neo4j.indexing.inputs import InputError
+
+    data = path.read_bytes()
+    if b"\x00" in data:
+        raise InputError(f"{name}: binary content; upload UTF-8 text")
+    try:
+        data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise InputError(f"{name}: not valid UTF-8 (byte {e.start}); re-encode it") from None
+
+
+def read(request: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
+    """The answer to one request (see the module doc)."""
+    from terag_neo4j.indexing import inputs
+    from terag_neo4j.indexing.readers import read_file, readable_kind
+    from terag_neo4j.indexing.readers.common import TooLarge, one_line
+
+    path, name = Path(request["path"]), str(request["name"])
+    inputs.MAX_DOCUMENT_CHARS = int(request["max_chars"])
+    try:
+        if readable_kind(path) == "text":
+            _check_text(path, name)
+        docs = read_file(path, name, name)
+    except inputs.InputError as e:
+        return {"error": str(e), "too_large": isinstance(e, TooLarge)}, b""
+    except MemoryError:
+        return {
+            "error": f"{path}: reading it needs more memory than a parsing worker may use; "
+            "split it into smaller files",
+            "too_large": True,
+            "exit": True,  # after a MemoryError the heap may be in pieces: start afresh
+        }, b""
+    except Exception as e:  # a reader's bug must cost this file, not the worker
+        return {"error": f"{path}: cannot read it ({type(e).__name__}: {one_line(e)})"}, b""
+    texts = [d.text.encode("utf-8", "surrogatepass") for d in docs]
+    meta = [
+        {
+            "id": d.id,
+            "title": d.title,
+            "source": d.source,
+            "is_passage": d.is_passage,
+            "title_is_name": d.title_is_name,
+            "pages": list(d.pages),
+            "size": len(t),
+        }
+        for d, t in zip(docs, texts, strict=True)
+    ]
+    return {"docs": meta}, b"".join(texts)
+
+
+def _rss() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def main(argv: list[str]) -> None:
+    memory = int(argv[0]) if argv else 0
+    if memory:  # address space, not resident memory: what a parse may ever map
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    inp = sys.stdin.buffer
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # a library's print must not corrupt a frame
+    kept = _Kept()
+    logging.getLogger().addHandler(kept)
+    logging.getLogger().setLevel(logging.WARNING)
+    _preload()
+    send(out, {"ready": True})
+    while (request := _recv(inp)) is not None:
+        kept.records.clear()
+        header, body = read(request)
+        header.update(log=kept.records, rss=_rss())
+        send(out, header, body)
+        if header.get("exit"):
+            return
+
+
+if __name__ == "__main__":
+    # The service stopping (Ctrl-C reaches its whole process group) or letting this worker go
+    with contextlib.suppress(KeyboardInterrupt, BrokenPipeError):
+        main(sys.argv[1:])

@@ -1,0 +1,328 @@
+"""Uploaded files are read in a small pool of worker processes, never on the event loop.
+
+A PDF, .docx or HTML page of 32 MiB takes seconds to minutes of pure Python to read; on the
+event loop that would stall every request (health checks and MCP included), and in a thread it
+would hold the GIL just the same. So each file goes to a warm worker process
+(`parse_worker`): it has the readers and their libraries imported already, runs under a cap on
+its address space (a file that needs more fails there, the service's memory never grows), and
+is killed and replaced when a file takes longer than `TERAG_PARSE_TIMEOUT_S`. The pool's size
+(`TERAG_PARSE_WORKERS`) bounds the parses running at once; a few more uploads may wait for a
+worker (`queue_timeout_s` at most, then 503), and beyond those an upload gets 429, both with
+Retry-After. A worker is replaced after many files, or when reading one left it large.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+import select
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import unicodedata
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from terag_neo4j.service.errors import ServiceError
+from terag_neo4j.service.parse_worker import FRAME
+
+if TYPE_CHECKING:
+    from terag_neo4j.indexing.inputs import Document
+
+log = logging.getLogger(__name__)
+
+GiB = 1024**3
+# What one parse may map: a 32 MiB HTML page peaks near 1 GiB in lxml and trafilatura
+MEMORY_BYTES = 2 * GiB
+# Uploads that may wait for a worker, for each worker
+WAITING_PER_WORKER = 4
+# A worker is replaced after this many files, or when one left it this large (freed memory
+# stays with the process)
+MAX_FILES_PER_WORKER = 200
+MAX_IDLE_RSS = 512 * 1024**2
+# A worker imports pypdf, python-docx and trafilatura before it says it is ready
+START_TIMEOUT_S = 120.0
+# Environment a worker does not need: it reads hostile files, so it gets no secrets
+_SECRET_MARKS = ("KEY", "PASSWORD", "SECRET", "TOKEN", "CREDENTIAL")
+
+
+class _Gone(Exception):
+    """The worker ended (killed for its time, or crashed) before it answered."""
+
+
+def _worker_env() -> dict[str, str]:
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("TERAG_") and not any(m in k.upper() for m in _SECRET_MARKS)
+    }
+
+
+class Worker:
+    """One worker process and its pipes; used by one thread at a time."""
+
+    def __init__(self, memory_bytes: int) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "terag_neo4j.service.parse_worker", str(memory_bytes)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=_worker_env(),
+            close_fds=True,
+        )
+        self.ready = False
+        self.files = 0
+        self.rss = 0
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def _read(self, n: int, deadline: float) -> bytes:
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        buf = bytearray()
+        while len(buf) < n:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise TimeoutError
+            chunk = os.read(fd, min(n - len(buf), 1 << 20))
+            if not chunk:
+                raise _Gone
+            buf += chunk
+        return bytes(buf)
+
+    def _frame(self, deadline: float) -> tuple[dict[str, Any], bytes]:
+        n, size = FRAME.unpack(self._read(FRAME.size, deadline))
+        header: dict[str, Any] = json.loads(self._read(n, deadline))
+        return header, self._read(size, deadline)
+
+    def call(self, request: dict[str, Any], timeout_s: float) -> tuple[dict[str, Any], bytes]:
+        """The worker's answer to `request`; TimeoutError past `timeout_s` (the start of a
+        fresh worker not counted), `_Gone` if it ended first."""
+        if not self.ready:
+            self._frame(time.monotonic() + START_TIMEOUT_S)
+            self.ready = True
+        raw = json.dumps(request).encode()
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(FRAME.pack(len(raw), 0) + raw)
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise _Gone from None
+        header, body = self._frame(time.monotonic() + timeout_s)
+        self.files += 1
+        self.rss = int(header.get("rss", 0))
+        return header, body
+
+    def stop(self) -> None:
+        if self.alive():
+            self.proc.kill()
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            log.warning("parsing worker %d did not stop when killed", self.pid)
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            if pipe is not None:
+                pipe.close()
+
+
+class ParsePool:
+    """`workers` warm worker processes; `read` sends one file to one of them."""
+
+    def __init__(
+        self,
+        workers: int,
+        timeout_s: float,
+        wait_s: float,
+        memory_bytes: int = MEMORY_BYTES,
+        waiting: int | None = None,
+    ) -> None:
+        self.workers = workers
+        self.timeout_s = timeout_s
+        self.wait_s = wait_s
+        self.memory_bytes = memory_bytes
+        self.limit = workers + (WAITING_PER_WORKER * workers if waiting is None else waiting)
+        self.pending = 0
+        self._sem: asyncio.Semaphore | None = None
+        self._idle: list[Worker] = []
+        self._busy: set[Worker] = set()
+        self._lock = threading.Lock()
+        self._closed = False
+        self._threads = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="terag-parse")
+
+    def start(self) -> None:
+        """Start the workers now, so the first upload finds them ready."""
+        with self._lock:
+            while len(self._idle) < self.workers:
+                self._idle.append(Worker(self.memory_bytes))
+
+    def pids(self) -> list[int]:
+        with self._lock:
+            return [w.pid for w in [*self._idle, *self._busy]]
+
+    def _retry(self) -> dict[str, str]:
+        return {"Retry-After": str(max(1, round(self.timeout_s / 10)))}
+
+    async def read(self, path: Path, name: str) -> list[Document]:
+        """The documents in the uploaded file at `path`, named `name`; a `ServiceError` (413
+        past a limit, 415 unreadable, 429/503 when the pool is busy) otherwise."""
+        if self.pending >= self.limit:
+            raise ServiceError(
+                429,
+                f"busy: {self.pending} uploaded files being read or waiting; retry later",
+                headers=self._retry(),
+            )
+        self.pending += 1
+        try:
+            if self._sem is None:  # made on the serving loop
+                self._sem = asyncio.Semaphore(self.workers)
+            sem = self._sem
+            try:
+                await asyncio.wait_for(sem.acquire(), self.wait_s)
+            except TimeoutError:
+                raise ServiceError(
+                    503,
+                    "overloaded: no parsing worker free in time; retry later",
+                    headers=self._retry(),
+                ) from None
+            loop = asyncio.get_running_loop()
+            fut = loop.run_in_executor(self._threads, self._read, path, name)
+            # The slot is freed when the worker is done, not when the client gives up
+            fut.add_done_callback(lambda _: sem.release())
+            return await asyncio.shield(fut)
+        finally:
+            self.pending -= 1
+
+    def _take(self) -> Worker:
+        with self._lock:
+            if self._closed:
+                raise ServiceError(503, "the service is stopping; retry later")
+            while self._idle:
+                w = self._idle.pop()
+                if w.alive():
+                    self._busy.add(w)
+                    return w
+                w.stop()
+            w = Worker(self.memory_bytes)
+            self._busy.add(w)
+            return w
+
+    def _give_back(self, w: Worker, keep: bool) -> None:
+        keep = keep and w.files < MAX_FILES_PER_WORKER and w.rss < MAX_IDLE_RSS and w.alive()
+        with self._lock:
+            self._busy.discard(w)
+            if keep and not self._closed:
+                self._idle.append(w)
+                return
+        w.stop()
+        with self._lock:  # a fresh one, warming up for the next file
+            if not self._closed and len(self._idle) + len(self._busy) < self.workers:
+                self._idle.append(Worker(self.memory_bytes))
+
+    def _read(self, path: Path, name: str) -> list[Document]:
+        from terag_neo4j.indexing import inputs
+
+        request = {"path": str(path), "name": name, "max_chars": inputs.MAX_DOCUMENT_CHARS}
+        w = self._take()
+        keep = False
+        try:
+            header, body = w.call(request, self.timeout_s)
+            keep = not header.get("exit")
+        except TimeoutError:
+            raise ServiceError(
+                413,
+                f"{name}: reading it took over {self.timeout_s:g} s, the limit of a file "
+                "(TERAG_PARSE_TIMEOUT_S); split it into smaller files",
+            ) from None
+        except _Gone:
+            try:
+                code = w.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                code = None
+            raise ServiceError(
+                415, f"{name}: cannot read it (the parsing worker ended with status {code})"
+            ) from None
+        finally:
+            self._give_back(w, keep)
+        for level, logger, message in header.get("log", []):
+            logging.getLogger(logger).log(level, "%s", message.replace(str(path), name))
+        if "error" in header:
+            # The message names the temporary copy: name the upload instead
+            message = str(header["error"]).replace(str(path), name)
+            raise ServiceError(413 if header.get("too_large") else 415, message)
+        return _documents(header["docs"], body)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            workers = [*self._idle, *self._busy]
+            self._idle.clear()
+        for w in workers:
+            w.stop()
+        self._threads.shutdown(wait=False, cancel_futures=True)
+
+
+def _documents(meta: list[dict[str, Any]], body: bytes) -> list[Document]:
+    from terag_neo4j.indexing.inputs import Document
+
+    docs, at = [], 0
+    view = memoryview(body)
+    for m in meta:
+        size = int(m["size"])
+        text = str(view[at : at + size], "utf-8", "surrogatepass")
+        at += size
+        docs.append(
+            Document(
+                id=m["id"],
+                text=text,
+                title=m["title"],
+                source=m["source"],
+                is_passage=bool(m["is_passage"]),
+                title_is_name=bool(m["title_is_name"]),
+                pages=tuple(int(p) for p in m["pages"]),
+            )
+        )
+    return docs
+
+
+def upload_names(raw: Sequence[str | None]) -> list[str]:
+    """The uploaded files' names, each checked (it becomes a document id and a file name on
+    disk), and unique; a `ServiceError` with a one-line reason otherwise."""
+    from terag_neo4j.indexing.readers import SUPPORTED_SUFFIXES
+
+    names: list[str] = []
+    for given in raw:
+        name = re.split(r"[/\\]", given or "")[-1]  # a browser may send a client-side path
+        shown = ascii(name[:60]) + ("..." if len(name) > 60 else "")
+        if name in ("", ".", ".."):
+            raise ServiceError(422, "a file without a name: give each file one, e.g. notes.md")
+        if any(unicodedata.category(c) in ("Cc", "Cs") for c in name):
+            raise ServiceError(422, f"file name {shown}: control characters; rename the file")
+        if len(name.encode("utf-8")) > 255:
+            raise ServiceError(422, f"file name {shown}: over 255 bytes; rename the file")
+        if Path(name).suffix.lower() not in SUPPORTED_SUFFIXES:
+            supported = ", ".join(sorted(SUPPORTED_SUFFIXES))
+            raise ServiceError(415, f"{name}: unsupported file type (use {supported})")
+        if name in names:
+            raise ServiceError(
+                422, f"{name}: uploaded twice; every file in an upload needs its own name"
+            )
+        names.append(name)
+    return names
+
+
+def save_upload(src: IO[bytes], path: Path) -> None:
+    """An upload's content at `path` (call in a thread: it may be 32 MiB)."""
+    src.seek(0)
+    with path.open("wb") as out:
+        shutil.copyfileobj(src, out, 1024 * 1024)
