@@ -4,7 +4,7 @@
 // ago goes first, so a big job yields to another tenant's after each group. A job whose lease
 // ran out (its worker died) is claimed again and resumes at its last written group.
 MATCH (j:IngestJob)
-WHERE j.state IN ['queued', 'running']
+WHERE j.state IN ['queued', 'running'] AND j.queue = $queue
 WITH j ORDER BY j.created, j.id
 WITH j.namespace AS namespace, collect(j)[0] AS head
 WHERE NOT head.cancel_requested

@@ -1,5 +1,6 @@
-// A new job, 'receiving' (seen by no one) until its documents are written (job_queue.cypher).
-CREATE (j:IngestJob {id: $id, namespace: $namespace, key: $key, state: 'receiving',
+// A new job, 'receiving' (seen by no one) until its documents are written (job_queue.cypher),
+// for the workers of `$queue` (TERAG_JOB_QUEUE).
+CREATE (j:IngestJob {id: $id, namespace: $namespace, key: $key, queue: $queue, state: 'receiving',
                      documents_total: $documents_total, documents_done: 0,
                      estimate_total: $estimate_total, estimate_done: 0,
                      passages_done: 0, passages_new: 0, passages_unchanged: 0,

@@ -8,7 +8,7 @@ FOREACH (_ IN CASE WHEN mine THEN [1] ELSE [] END |
 RETURN mine, j.cancel_requested AS cancel,
   EXISTS {
     MATCH (o:IngestJob)
-    WHERE o.namespace <> j.namespace AND o.state IN ['queued', 'running']
+    WHERE o.namespace <> j.namespace AND o.state IN ['queued', 'running'] AND o.queue = j.queue
       AND NOT o.cancel_requested
       AND (o.lease_until IS NULL OR o.lease_until < datetime())
       AND o.waiting_since < datetime() - duration({milliseconds: $wait_ms})

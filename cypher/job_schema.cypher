@@ -2,6 +2,7 @@
 // Concept, so no namespace query sees them. Idempotent: safe to run on every start.
 CREATE CONSTRAINT terag_ingest_job_id IF NOT EXISTS FOR (j:IngestJob) REQUIRE j.id IS UNIQUE;
 CREATE INDEX terag_ingest_job_state IF NOT EXISTS FOR (j:IngestJob) ON (j.state);
+CREATE INDEX terag_ingest_job_queue IF NOT EXISTS FOR (j:IngestJob) ON (j.queue, j.state);
 CREATE INDEX terag_ingest_job_namespace IF NOT EXISTS FOR (j:IngestJob) ON (j.namespace);
 CREATE INDEX terag_ingest_job_document IF NOT EXISTS FOR (d:IngestJobDocument) ON (d.job_id, d.seq);
 CREATE CONSTRAINT terag_ingest_job_queue IF NOT EXISTS FOR (q:IngestJobQueue) REQUIRE q.name IS UNIQUE;

@@ -136,10 +136,12 @@ class Beat:
 
 
 class JobStore:
-    """The job queries (cypher/job_*.cypher) over one `GraphStore`."""
+    """The job queries (cypher/job_*.cypher) over one `GraphStore`; jobs submitted here go to
+    `queue`, and only that queue's jobs are claimed (any job is read and cancelled)."""
 
-    def __init__(self, store: GraphStore) -> None:
+    def __init__(self, store: GraphStore, queue: str = "default") -> None:
         self.store = store
+        self.queue = queue
         self._schema_done = False
 
     def ensure_schema(self) -> None:
@@ -154,6 +156,15 @@ class JobStore:
         self.store._call(run)
         self._schema_done = True
 
+    def _write(self, name: str, **params: Any) -> dict[str, Any] | None:
+        """One statement of cypher/<name>.cypher in a write transaction; its one row, if any."""
+
+        def work(tx: ManagedTransaction) -> dict[str, Any] | None:
+            rec = tx.run(load_cypher(name), **params).single()
+            return rec.data() if rec else None
+
+        return self.store.write_tx(work)
+
     # ------------------------------------------------------------------ submitting
 
     def unfinished_by_key(self, key: str) -> int:
@@ -167,23 +178,18 @@ class JobStore:
         self.ensure_schema()
         job_id = uuid.uuid4().hex[:16]
         estimates = [estimate_passages(d, chunk_tokens) for d in documents]
-        self.store.write_tx(
-            lambda tx: tx.run(
-                load_cypher("job_create"),
-                id=job_id,
-                namespace=namespace,
-                key=key,
-                documents_total=len(documents),
-                estimate_total=sum(estimates),
-            ).consume()
+        self._write(
+            "job_create",
+            id=job_id,
+            namespace=namespace,
+            key=key,
+            queue=self.queue,
+            documents_total=len(documents),
+            estimate_total=sum(estimates),
         )
         for batch in _batches(documents, estimates):
-            self.store.write_tx(
-                lambda tx, b=batch: tx.run(  # type: ignore[misc]
-                    load_cypher("job_add_documents"), job_id=job_id, documents=b
-                ).consume()
-            )
-        self.store.write_tx(lambda tx: tx.run(load_cypher("job_queue"), id=job_id).consume())
+            self._write("job_add_documents", job_id=job_id, documents=batch)
+        self._write("job_queue", id=job_id)
         found = self.get(job_id)
         assert found is not None
         return found
@@ -194,39 +200,43 @@ class JobStore:
         rows = self.store.read("job_get", id=job_id)
         return StoredJob(rows[0]["job"]) if rows else None
 
-    def list(self, namespaces: Sequence[str] | None, limit: int = 1000) -> list[StoredJob]:
+    def recent(self, namespaces: Sequence[str] | None, limit: int = 1000) -> list[StoredJob]:
         ns = sorted(namespaces) if namespaces is not None else None
         return [
             StoredJob(r["job"]) for r in self.store.read("job_list", namespaces=ns, limit=limit)
         ]
 
     def cancel(self, job_id: str) -> None:
-        self.store.write_tx(lambda tx: tx.run(load_cypher("job_cancel"), id=job_id).consume())
+        self._write("job_cancel", id=job_id)
 
     # ------------------------------------------------------------------ the worker's side
 
     def claim(self, owner: str, lease_s: float) -> StoredJob | None:
+        self.ensure_schema()
+        if not self.store.read("job_pending", queue=self.queue)[0]["pending"]:
+            return None
+
         def work(tx: ManagedTransaction) -> dict[str, Any] | None:
             tx.run(load_cypher("job_lock_queue")).consume()
             tx.run(load_cypher("job_end_cancelled")).consume()
             rec = tx.run(
-                load_cypher("job_claim"), owner=owner, lease_ms=int(lease_s * 1000)
+                load_cypher("job_claim"),
+                owner=owner,
+                lease_ms=int(lease_s * 1000),
+                queue=self.queue,
             ).single()
             return dict(rec["job"]) if rec else None
 
-        self.ensure_schema()
         row = self.store.write_tx(work)
         return StoredJob(row) if row else None
 
     def heartbeat(self, job_id: str, owner: str, lease_s: float, wait_s: float) -> Beat:
-        rec = self.store.write_tx(
-            lambda tx: tx.run(
-                load_cypher("job_heartbeat"),
-                id=job_id,
-                owner=owner,
-                lease_ms=int(lease_s * 1000),
-                wait_ms=int(wait_s * 1000),
-            ).single()
+        rec = self._write(
+            "job_heartbeat",
+            id=job_id,
+            owner=owner,
+            lease_ms=int(lease_s * 1000),
+            wait_ms=int(wait_s * 1000),
         )
         if rec is None:  # the job is gone (swept): nothing to renew
             return Beat(False, True, False)
@@ -271,18 +281,16 @@ class JobStore:
                 "output_tokens",
             )
         }
-        rec = self.store.write_tx(
-            lambda tx: tx.run(
-                load_cypher("job_group_done"),
-                id=job_id,
-                owner=owner,
-                done=done,
-                documents=documents,
-                estimate=estimate,
-                report=counts,
-                warnings=[str(w) for w in report.warnings],
-                max_errors=MAX_ERRORS,
-            ).single()
+        rec = self._write(
+            "job_group_done",
+            id=job_id,
+            owner=owner,
+            done=done,
+            documents=documents,
+            estimate=estimate,
+            report=counts,
+            warnings=[str(w) for w in report.warnings],
+            max_errors=MAX_ERRORS,
         )
         return str(rec["state"]) if rec else None
 
@@ -291,27 +299,23 @@ class JobStore:
     ) -> None:
         """Give a job back unfinished: it yielded (`preempted`), Neo4j failed for now (`failed`,
         claimed again after `delay_s`) or this process is stopping (neither)."""
-        self.store.write_tx(
-            lambda tx: tx.run(
-                load_cypher("job_release"),
-                id=job_id,
-                owner=owner,
-                preempted=preempted,
-                failed=failed,
-                delay_ms=int(delay_s * 1000),
-            ).consume()
+        self._write(
+            "job_release",
+            id=job_id,
+            owner=owner,
+            preempted=preempted,
+            failed=failed,
+            delay_ms=int(delay_s * 1000),
         )
 
     def finish(self, job_id: str, owner: str, state: str, errors: Sequence[str] = ()) -> None:
-        self.store.write_tx(
-            lambda tx: tx.run(
-                load_cypher("job_finish"),
-                id=job_id,
-                owner=owner,
-                state=state,
-                errors=list(errors),
-                max_errors=MAX_ERRORS,
-            ).consume()
+        self._write(
+            "job_finish",
+            id=job_id,
+            owner=owner,
+            state=state,
+            errors=list(errors),
+            max_errors=MAX_ERRORS,
         )
 
     def sweep(self, retention_s: float) -> int:
@@ -338,18 +342,12 @@ class JobStore:
     def delete_documents(self, job_id: str) -> int:
         deleted = 0
         while True:
-            rec = self.store.write_tx(
-                lambda tx: tx.run(
-                    load_cypher("job_delete_documents"), job_id=job_id, batch=DELETE_BATCH
-                ).single()
-            )
+            rec = self._write("job_delete_documents", job_id=job_id, batch=DELETE_BATCH)
             n = int(rec["deleted"]) if rec else 0
             deleted += n
             if n < DELETE_BATCH:
                 break
-        self.store.write_tx(
-            lambda tx: tx.run(load_cypher("job_documents_gone"), job_id=job_id).consume()
-        )
+        self._write("job_documents_gone", job_id=job_id)
         return deleted
 
 

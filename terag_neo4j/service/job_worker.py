@@ -57,8 +57,11 @@ class Worker:
     """One thread; `wake` after a local submission, `close` at shutdown (the group in hand
     stops at its next check and the job goes back to the queue at once)."""
 
-    def __init__(self, runtime: Runtime, lease_s: float, retention_s: float) -> None:
+    def __init__(
+        self, runtime: Runtime, lease_s: float, retention_s: float, queue: str = "default"
+    ) -> None:
         self.runtime = runtime
+        self.queue = queue
         self.lease_s = lease_s
         self.retention_s = retention_s
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
@@ -117,7 +120,7 @@ class Worker:
 
     def _jobs(self, client: TeragClient) -> JobStore:
         if self._store is None or self._store.store is not client.store:
-            self._store = JobStore(client.store)
+            self._store = JobStore(client.store, self.queue)
         return self._store
 
     # ------------------------------------------------------------------ one group

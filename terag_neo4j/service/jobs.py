@@ -39,7 +39,10 @@ class JobRegistry:
     def __init__(self, runtime: Runtime, service: ServiceSettings) -> None:
         self.max_queued = service.max_jobs_queued
         self.retention_h = service.job_retention_hours
-        self.worker = Worker(runtime, service.job_lease_s, service.job_retention_hours * 3600)
+        self.queue = service.job_queue
+        self.worker = Worker(
+            runtime, service.job_lease_s, service.job_retention_hours * 3600, self.queue
+        )
         self._store: JobStore | None = None
 
     def start(self) -> None:
@@ -50,7 +53,7 @@ class JobRegistry:
 
     def _jobs(self, client: TeragClient) -> JobStore:
         if self._store is None or self._store.store is not client.store:
-            self._store = JobStore(client.store)
+            self._store = JobStore(client.store, self.queue)
         return self._store
 
     def submit(
@@ -95,10 +98,10 @@ class JobRegistry:
     def get(self, client: TeragClient, job_id: str, principal: Principal) -> Job:
         return self._readable(client, job_id, principal)[1].view()
 
-    def list(self, client: TeragClient, principal: Principal) -> list[Job]:
+    def recent(self, client: TeragClient, principal: Principal) -> list[Job]:
         """The newest jobs (up to 1000) of the namespaces this key may read."""
         ns = None if principal.namespaces is None else sorted(principal.namespaces)
-        return [j.view() for j in self._jobs(client).list(ns)]
+        return [j.view() for j in self._jobs(client).recent(ns)]
 
     def cancel(self, client: TeragClient, job_id: str, principal: Principal) -> Job:
         """A queued job (or one between groups) ends 'cancelled' at once; a running one is asked

@@ -169,7 +169,7 @@ async def job_status(request: Request, job_id: str, principal: Caller) -> Job:
 async def list_jobs(request: Request, principal: Caller) -> list[Job]:
     """Recent ingest jobs (up to 1000, oldest first) of the namespaces this key may read."""
     reg = jobs(request)
-    return await runtime(request).call(lambda c: reg.list(c, principal))
+    return await runtime(request).call(lambda c: reg.recent(c, principal))
 
 
 @router.delete("/jobs/{job_id}", response_model=Job, tags=["jobs"], responses=ERRORS)

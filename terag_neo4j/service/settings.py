@@ -188,6 +188,9 @@ class ServiceSettings(BaseSettings):
     # A worker's hold on the job it runs, renewed every second: a job whose process died is
     # taken over by another (or by the restarted service) once this has run out
     job_lease_s: float = Field(default=30.0, ge=1)
+    # The queue this process's jobs go to and its worker takes them from: processes of one
+    # service share one; services with other settings on the same Neo4j use their own
+    job_queue: str = Field(default="default", min_length=1, max_length=64)
 
     @field_validator("cors_origins", "allowed_hosts", mode="before")
     @classmethod

@@ -3,8 +3,8 @@ over once its lease runs out (and the dead worker can no longer record anything)
 never lets a job end 'succeeded', namespaces take turns, expired jobs answer apart from
 unknown ones, and dropping a namespace fails its jobs.
 
-The database is shared with other tests (and their services' workers): a claim that returns
-another test's job gives it straight back."""
+Each test has a job queue of its own: no service's worker on the same database takes its
+jobs."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from terag_neo4j.config import Settings
 from terag_neo4j.indexing.documents import Document
 from terag_neo4j.indexing.report import IngestReport
 from terag_neo4j.service.errors import ServiceError
-from terag_neo4j.service.job_store import JobStore, StoredJob
+from terag_neo4j.service.job_store import JobStore
 from terag_neo4j.service.jobs import JobRegistry
 from terag_neo4j.service.runtime import Runtime
 from terag_neo4j.service.settings import Principal, ServiceSettings
@@ -41,7 +41,7 @@ def jobs(base_settings: Settings) -> Iterator[tuple[JobStore, str]]:
     tag = f"jobstore-{uuid.uuid4().hex[:8]}"
     store = GraphStore.from_settings(base_settings)
     try:
-        yield JobStore(store), tag
+        yield JobStore(store, queue=tag), tag
     finally:
         with store.session() as s:
             s.run(
@@ -50,16 +50,6 @@ def jobs(base_settings: Settings) -> Iterator[tuple[JobStore, str]]:
                 tag=tag,
             ).consume()
         store.close()
-
-
-def claim_own(js: JobStore, owner: str, ids: set[str]) -> StoredJob | None:
-    """The next claim among `ids`; other tests' jobs are given back at once."""
-    for _ in range(50):
-        job = js.claim(owner, LEASE_S)
-        if job is None or job.id in ids:
-            return job
-        js.release(job.id, owner)
-    raise AssertionError("kept claiming other tests' jobs")
 
 
 def report(passages: int) -> IngestReport:
@@ -74,21 +64,21 @@ def test_a_claim_is_exclusive_and_a_dead_workers_job_is_taken_over(
     js, tag = jobs
     job = js.submit(f"{tag}-x", DOCS, "key1", 256)
     assert job.view().state == "queued"
-    first = claim_own(js, "w1", {job.id})
+    first = js.claim("w1", LEASE_S)
     assert first is not None and first.id == job.id
     # The documents come back as they were sent
     docs, estimate = js.next_group(job.id, 0, 100, 100)
     assert docs == DOCS and estimate == 3
-    assert claim_own(js, "w2", {job.id}) is None  # held
+    assert js.claim("w2", LEASE_S) is None  # held
     assert js.heartbeat(job.id, "w1", LEASE_S, 3).mine
     time.sleep(LEASE_S + 0.3)  # w1 dies: no more heartbeats
-    second = claim_own(js, "w2", {job.id})
+    second = js.claim("w2", LEASE_S)
     assert second is not None and second.id == job.id
     assert not js.heartbeat(job.id, "w1", LEASE_S, 3).mine
     # The dead worker's late record is refused; the live one's counts
     assert js.group_done(job.id, "w1", 0, 3, 3, report(3)) is None
     assert js.group_done(job.id, "w2", 0, 2, 2, report(2)) == "running"
-    third = claim_own(js, "w2", {job.id})
+    third = js.claim("w2", LEASE_S)
     assert third is not None and third.documents_done == 2
     assert js.group_done(job.id, "w2", 2, 1, 1, report(1)) == "succeeded"
     done = js.get(job.id)
@@ -103,10 +93,10 @@ def test_a_cancelled_job_never_starts_and_never_ends_succeeded(
     queued = js.submit(f"{tag}-q", DOCS, "key1", 256)
     js.cancel(queued.id)
     assert js.get(queued.id).view().state == "cancelled"  # type: ignore[union-attr]
-    assert claim_own(js, "w1", {queued.id}) is None
+    assert js.claim("w1", LEASE_S) is None
 
     running = js.submit(f"{tag}-r", DOCS, "key1", 256)
-    assert claim_own(js, "w1", {running.id}) is not None
+    assert js.claim("w1", LEASE_S) is not None
     js.cancel(running.id)  # just after the claim: the worker is asked
     assert js.get(running.id).view().state == "running"  # type: ignore[union-attr]
     assert js.heartbeat(running.id, "w1", LEASE_S, 3).cancel
@@ -114,10 +104,10 @@ def test_a_cancelled_job_never_starts_and_never_ends_succeeded(
     assert js.group_done(running.id, "w1", 0, 3, 3, report(3)) == "cancelled"
 
     orphan = js.submit(f"{tag}-o", DOCS, "key1", 256)
-    assert claim_own(js, "w1", {orphan.id}) is not None
+    assert js.claim("w1", LEASE_S) is not None
     js.cancel(orphan.id)
     time.sleep(LEASE_S + 0.3)  # its worker died before it saw the cancel
-    assert claim_own(js, "w2", {orphan.id}) is None
+    assert js.claim("w2", LEASE_S) is None
     assert js.get(orphan.id).view().state == "cancelled"  # type: ignore[union-attr]
 
 
@@ -128,10 +118,9 @@ def test_namespaces_take_turns_and_jobs_of_one_namespace_keep_their_order(
     x1 = js.submit(f"{tag}-x", DOCS, "key1", 256)
     x2 = js.submit(f"{tag}-x", DOCS, "key1", 256)
     y1 = js.submit(f"{tag}-y", DOCS, "key2", 256)
-    mine = {x1.id, x2.id, y1.id}
     order = []
     for _ in range(4):  # one group each time, then the job goes back to the queue
-        job = claim_own(js, "w1", mine)
+        job = js.claim("w1", LEASE_S)
         assert job is not None
         order.append(job.id)
         js.group_done(job.id, "w1", job.documents_done, 1, 1, report(1))

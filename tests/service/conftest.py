@@ -33,6 +33,8 @@ KEY_B = "key-b-" + uuid.uuid4().hex
 KEY_A_READ = "key-ar-" + uuid.uuid4().hex
 KEY_ALL = "key-all-" + uuid.uuid4().hex
 B_TEXT = "The Glockenspiel of Munich's town hall plays twice a day."
+# This session's services share an ingest job queue no other service on the database takes from
+JOB_QUEUE = "test-" + uuid.uuid4().hex[:12]
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,7 @@ def service_env(settings: Settings, ns_a: str, ns_b: str) -> dict[str, str]:
     env.update(
         TERAG_EXTRACTOR="spacy",
         TERAG_API_KEYS=keys_json(ns_a, ns_b),
+        TERAG_JOB_QUEUE=JOB_QUEUE,
         HF_HUB_OFFLINE="1",
         TOKENIZERS_PARALLELISM="false",
     )
