@@ -63,11 +63,11 @@ def _held(
     """A public call, counted as running from start to end: `close` waits for it (the store's
     sessions alone leave gaps between its queries, where its LLM calls and caches are used)."""
 
-    @functools.wraps(method)
-    def call(self: TeragClient, *args: P.args, **kwargs: P.kwargs) -> R:
+    def call(self: TeragClient, /, *args: P.args, **kwargs: P.kwargs) -> R:
         with self.store.in_flight.hold():
             return method(self, *args, **kwargs)
 
+    functools.update_wrapper(call, method)
     return call
 
 

@@ -268,7 +268,8 @@ class OllamaLLM:
             except (ollama.ResponseError, ConnectionError, httpx.HTTPError) as exc:
                 raise self._translate(exc) from exc
             finally:
-                chunks.close()  # hangs up at once, also when our caller stops reading
+                if isinstance(chunks, Generator):  # hangs up at once, also when our caller stops
+                    chunks.close()
         if last is None:
             raise LLMError(f"Ollama at {self.host} sent an empty stream")
         # The last chunk carries the counts and timings, its message only the last piece

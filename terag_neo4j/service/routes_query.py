@@ -116,7 +116,7 @@ def ask_deadline_s(rt: Any) -> float:
     calls, and two LLM calls (query NER, when an LLM does it, and the reader), each bounded by
     its own timeout."""
     settings = rt.client.settings
-    return rt.service.queue_timeout_s + settings.neo4j_timeout_s + 2 * settings.llm_timeout_s
+    return float(rt.service.queue_timeout_s + settings.neo4j_timeout_s + 2 * settings.llm_timeout_s)
 
 
 @router.post(

@@ -15,7 +15,7 @@ import asyncio
 import json
 import logging
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import Any, TypeVar
 
 from terag_neo4j.errors import TeragError
@@ -131,7 +131,7 @@ async def lines(
     tail: Callable[[T], list[bytes]],
     end: float,
     deadline_s: float,
-) -> AsyncIterator[bytes]:
+) -> AsyncGenerator[bytes, None]:
     """`head`, a `token` line per piece, then `tail(result)`; or an `error` line as the last,
     whatever failed (the task raising before or after its end marker, the deadline `end`).
     Closing it early (the client went away) stops the reader at its next piece."""

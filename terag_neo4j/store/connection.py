@@ -71,6 +71,9 @@ class InFlight:
         self._count = 0
         self._closed = False
         self._release: Callable[[], None] | None = None
+        # How deep this thread is in holds: a call that was running when `close` came goes on
+        # opening sessions until it returns
+        self._depth = threading.local()
 
     @property
     def closed(self) -> bool:
@@ -83,16 +86,19 @@ class InFlight:
     @contextmanager
     def hold(self) -> Iterator[None]:
         """One call's use of the driver (holds nest: a client call around its store calls)."""
+        depth: int = getattr(self._depth, "n", 0)
         with self._cond:
-            if self._closed:
+            if self._closed and depth == 0:
                 raise ClientClosed(
                     "this client was closed; make a new one (keep it open, e.g. `with "
                     "TeragClient(...)`, around every call that uses it)"
                 )
             self._count += 1
+        self._depth.n = depth + 1
         try:
             yield
         finally:
+            self._depth.n = depth
             release = None
             with self._cond:
                 self._count -= 1
@@ -327,7 +333,13 @@ def driver_config(settings: Settings) -> dict[str, Any]:
     The driver retries a managed transaction until `max_transaction_retry_time` has passed since
     its first failure and then sleeps once more (delays 0.5, 1, 2, 4 ... s), so a call on a dead
     server ends after at most about twice that; connection attempts give up after
-    `connection_timeout` each. `GraphStore` retries on top only while time is left.
+    `connection_timeout` each. `GraphStore` retries on top only while time is left. A server
+    that stops answering on an open connection is bounded by the receive timeout Neo4j 5 hands
+    the driver (`connection.recv_timeout_seconds`, from its keep-alive settings).
+
+    No transaction timeout: the first queries on a restarted server are compiled cold and
+    re-project the namespace's GDS graph, which took 51 s on a busy machine (load 15 on 2
+    cores); a limit would only stop that work from ever finishing, and every caller after it.
     """
     budget = settings.neo4j_timeout_s
     return {
