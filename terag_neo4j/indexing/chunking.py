@@ -6,31 +6,37 @@ break is where a passage prefers to end: sentences are packed into passages of a
 `max_tokens` tokens of the embedding model's tokenizer, sharing up to `overlap` tokens of whole
 sentences with the previous passage of the same paragraph. Only a sentence longer than a passage
 is cut inside, at word boundaries, into overlapping token windows (`chunk_text`).
+
+Every step is linear in the text (a million one-line paragraphs chunk in seconds), reads the
+text in pieces (a section's sentences are sized a block at a time, in one tokenizer call each:
+`token_counts`) and asks `should_stop` between them, so a cancel is seen within a fraction of a
+second; the passages come out as they are made, so a caller can stop at a passage limit.
 """
 
 from __future__ import annotations
 
 import re
-from array import array
-from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import islice
 
 from terag_neo4j.config import SettingsError
-from terag_neo4j.errors import TeragError
 from terag_neo4j.indexing.inputs import ShouldStop, stop_if_asked
+from terag_neo4j.indexing.spans import Spans
+from terag_neo4j.indexing.token_counts import token_counter
 
 # A token is at most this many characters on average in a chunk: a 2 MB "word" (a base64 blob, a
 # line without spaces) is one [UNK] token to WordPiece, so token windows alone do not bound size.
 MAX_CHARS_PER_TOKEN = 32
 HEADING_MAX_WORDS = 12
-_ATX = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+# Lines, sentences or passages between two looks at `should_stop`: each a few milliseconds.
+STOP_EVERY = 1000
+SIZE_BLOCK = 2000  # sentences sized per tokenizer call
 # A sentence ends at . ! or ? (and closing quotes or brackets) before a capital or a digit.
 # The closing quotes or brackets stay with the sentence: only the whitespace (group 1) is a cut.
 _SENTENCE_END = re.compile(
     "(?<=[.!?])[\"'\u201d\u2019)\\]]*(\\s+)(?=[\"'\u201c\u2018(\\[]?[A-Z0-9])"
 )
-_WORD = re.compile(r"\S+")
 
 
 @dataclass(frozen=True)
@@ -39,36 +45,54 @@ class Section:
     paragraphs: tuple[str, ...]
 
 
+def _atx(line: str) -> tuple[int, str] | None:
+    """A Markdown heading's (level, text) from a stripped line: `#` to `######`, whitespace,
+    the text, an optional closing run of `#`. What `^(#{1,6})\\s+(.+?)\\s*#*\\s*$` matches,
+    in linear time: that regex backtracks cubically on a long line of spaces after a `#`."""
+    rest = line.lstrip("#")
+    level = len(line) - len(rest)
+    if not 1 <= level <= 6 or not rest[:1].isspace():
+        return None
+    rest = rest.lstrip()
+    if not rest or "\n" in rest:
+        return None
+    # The shortest non-empty text that leaves a tail of whitespace, `#`s, whitespace.
+    end = len(rest.rstrip().rstrip("#").rstrip())
+    return level, rest[: max(end, 1)].strip()
+
+
 def _plain_heading(lines: list[str], i: int) -> bool:
-    """A short line standing alone between blank lines, not ending like a sentence."""
-    line = lines[i].strip()
-    alone = (i == 0 or not lines[i - 1].strip()) and (
-        i + 1 < len(lines) and not lines[i + 1].strip()
-    )
+    """A short line standing alone between blank lines, not ending like a sentence; `lines`
+    are stripped."""
+    line = lines[i]
+    alone = (i == 0 or not lines[i - 1]) and (i + 1 < len(lines) and not lines[i + 1])
     return (
         alone
-        and 0 < len(line.split()) <= HEADING_MAX_WORDS
+        and not line.endswith((".", ",", ";", ":", "!", "?"))
         and len(line) <= 100
         and line[0].isalnum()
         and line[0] == line[0].upper()
-        and not line.endswith((".", ",", ";", ":", "!", "?"))
-        and any(
-            i2 < len(lines) and lines[i2].strip() for i2 in range(i + 2, min(i + 4, len(lines)))
-        )
+        and 0 < len(line.split()) <= HEADING_MAX_WORDS
+        and any(i2 < len(lines) and lines[i2] for i2 in range(i + 2, min(i + 4, len(lines))))
     )
 
 
-def sections(text: str) -> list[Section]:
+def sections(text: str, should_stop: ShouldStop | None = None) -> list[Section]:
     """The text's sections in order; text before the first heading has an empty path."""
-    lines = text.splitlines()
-    out: list[Section] = []
+    return list(iter_sections(text, should_stop))
+
+
+def iter_sections(text: str, should_stop: ShouldStop | None = None) -> Iterator[Section]:
+    """`sections`, each as soon as its end is read."""
+    lines = [raw.strip() for raw in text.splitlines()]
+    out: list[Section] = []  # the sections ended by the line just read
     path: list[tuple[int, str]] = []  # (level, heading)
     paragraphs: list[str] = []
     current: list[str] = []
 
     def end_paragraph() -> None:
         if current:
-            paragraphs.append(" ".join(s.strip() for s in current if s.strip()))
+            paragraphs.append(" ".join(current))  # stripped, non-empty lines
             current.clear()
 
     def end_section() -> None:
@@ -77,16 +101,28 @@ def sections(text: str) -> list[Section]:
             out.append(Section(tuple(h for _, h in path), tuple(paragraphs)))
             paragraphs.clear()
 
-    for i, raw in enumerate(lines):
-        line = raw.strip()
-        m = _ATX.match(line)
-        level = len(m.group(1)) if m else 7 if line and _plain_heading(lines, i) else 0
+    last = len(lines) - 1
+    for i, line in enumerate(lines):
+        if i % STOP_EVERY == 0:
+            stop_if_asked(should_stop, "chunking")
+        if not line:
+            end_paragraph()
+            continue
+        atx = _atx(line) if line[0] == "#" else None
+        # `_plain_heading` needs a blank line after (and before): most lines fail that first
+        level = (
+            atx[0]
+            if atx
+            else 7
+            if i < last and not lines[i + 1] and _plain_heading(lines, i)
+            else 0
+        )
         if level:
             end_section()
+            yield from out
+            out.clear()
             path = [(lv, h) for lv, h in path if lv < level]
-            path.append((level, m.group(2).strip() if m else line))
-        elif not line:
-            end_paragraph()
+            path.append((level, atx[1] if atx else line))
         elif len(line) > 400 and current:
             # A file of long one-line paragraphs (no blank lines): each line is a paragraph.
             end_paragraph()
@@ -96,7 +132,7 @@ def sections(text: str) -> list[Section]:
             if len(line) > 400:
                 end_paragraph()
     end_section()
-    return out
+    yield from out
 
 
 def _token_offsets(text: str, tokenizer: object) -> list[tuple[int, int]]:
@@ -148,8 +184,19 @@ def cap_chars(chunk: str, max_chars: int) -> list[str]:
     return [p for p in pieces if p]
 
 
-def _sentences(paragraph: str) -> list[str]:
+def _iter_sentences(paragraph: str) -> Iterator[str]:
     # Cut at the whitespace only: `re.split` on the whole match would drop the closing quotes.
+    start = 0
+    for m in _SENTENCE_END.finditer(paragraph):
+        if s := paragraph[start : m.start(1)].strip():
+            yield s
+        start = m.end(1)
+    if s := paragraph[start:].strip():
+        yield s
+
+
+def _sentences(paragraph: str) -> list[str]:
+    """`_iter_sentences` at once: quicker for the many short paragraphs of most texts."""
     cuts = [m.span(1) for m in _SENTENCE_END.finditer(paragraph)]
     bounds = zip(
         [0] + [end for _, end in cuts], [start for start, _ in cuts] + [len(paragraph)], strict=True
@@ -157,51 +204,122 @@ def _sentences(paragraph: str) -> list[str]:
     return [s for a, b in bounds if (s := paragraph[a:b].strip())]
 
 
+def _section_sentences(paragraphs: Sequence[str]) -> Iterator[tuple[int, str]]:
+    """(paragraph, sentence) of a section's every sentence; a long paragraph read lazily."""
+    for pi, paragraph in enumerate(paragraphs):
+        sentences = (
+            _iter_sentences(paragraph) if len(paragraph) > 100_000 else _sentences(paragraph)
+        )
+        for sentence in sentences:
+            yield pi, sentence
+
+
+class _Units:
+    """A section's sentences (and the windows of sentences too long for a passage) with their
+    token counts, sized a block at a time as packing reaches them."""
+
+    def __init__(
+        self,
+        paragraphs: Sequence[str],
+        max_tokens: int,
+        overlap: int,
+        tokenizer: object,
+        should_stop: ShouldStop | None,
+    ) -> None:
+        self.max_tokens, self.overlap, self.tokenizer = max_tokens, overlap, tokenizer
+        self.should_stop = should_stop
+        self.counter = token_counter(tokenizer)
+        self.pending = _section_sentences(paragraphs)
+        self.para: list[int] = []  # each unit's paragraph
+        self.text: list[str] = []
+        self.tokens: list[int] = []
+        self.done = False
+
+    def have(self, j: int) -> bool:
+        """Whether unit `j` exists, sizing more sentences until it does."""
+        while j >= len(self.tokens) and not self.done:
+            self._size_block()
+        return j < len(self.tokens)
+
+    def fits(self, j: int, room: int) -> bool:
+        """Whether the units of `j`'s paragraph from `j` on hold at most `room` tokens; reads
+        on only until they do not, so each paragraph start costs at most a passage."""
+        para, tokens = self.para, self.tokens
+        pi, total = para[j], 0
+        while (j < len(tokens) or self.have(j)) and para[j] == pi:
+            total += tokens[j]
+            if total > room:
+                return False
+            j += 1
+        return True
+
+    def _size_block(self) -> None:
+        stop_if_asked(self.should_stop, "chunking")
+        found = list(islice(self.pending, SIZE_BLOCK))
+        self.done = len(found) < SIZE_BLOCK
+        cap = self.max_tokens * MAX_CHARS_PER_TOKEN
+        texts = [s for _, s in found]
+        counts = self.counter.counts(texts)
+        if not found or (max(counts) <= self.max_tokens and max(map(len, texts)) <= cap):
+            self.para += [pi for pi, _ in found]  # every sentence fits a passage: the usual case
+            self.text += texts
+            self.tokens += counts
+            return
+        for (pi, sentence), n in zip(found, counts, strict=True):
+            if n > self.max_tokens or len(sentence) > cap:
+                for w in chunk_text(sentence, self.max_tokens, self.overlap, self.tokenizer):
+                    self._add(pi, w, self.max_tokens)
+            else:
+                self._add(pi, sentence, n)
+
+    def _add(self, pi: int, text: str, n: int) -> None:
+        self.para.append(pi)
+        self.text.append(text)
+        self.tokens.append(n)
+
+
+def pack_lazily(
+    paragraphs: Sequence[str],
+    max_tokens: int,
+    overlap: int,
+    tokenizer: object,
+    should_stop: ShouldStop | None = None,
+) -> Iterator[str]:
+    """One section's paragraphs as passages of whole sentences (see the module docstring),
+    each as soon as it is made."""
+    u = _Units(paragraphs, max_tokens, overlap, tokenizer, should_stop)
+    para, tokens = u.para, u.tokens
+    i, made = 0, 0
+    while u.have(i):
+        j, size = i, 0
+        while (j < len(tokens) or u.have(j)) and (j == i or size + tokens[j] <= max_tokens):
+            # A paragraph that does not fit whole starts the next passage.
+            if j > i and para[j] != para[j - 1] and not u.fits(j, max_tokens - size):
+                break
+            size += tokens[j]
+            j += 1
+        yield " ".join(u.text[i:j])
+        made += 1
+        if made % STOP_EVERY == 0:
+            stop_if_asked(should_stop, "chunking")
+        if not u.have(j):
+            break
+        k, back = j, 0  # overlap: whole sentences of the same paragraph
+        while k - 1 > i and para[k - 1] == para[j] and back + tokens[k - 1] <= overlap:
+            back += tokens[k - 1]
+            k -= 1
+        i = k
+
+
 def pack(
-    paragraphs: tuple[str, ...] | list[str],
+    paragraphs: Sequence[str],
     max_tokens: int,
     overlap: int,
     tokenizer: object,
     should_stop: ShouldStop | None = None,
 ) -> list[str]:
     """One section's paragraphs as passages of whole sentences (see the module docstring)."""
-    units: list[tuple[int, str, int]] = []  # (paragraph, sentence, tokens)
-    for pi, para in enumerate(paragraphs):
-        if pi % 1000 == 0:
-            stop_if_asked(should_stop, "chunking")
-        for sentence in _sentences(para):
-            n = len(_token_offsets(sentence, tokenizer))
-            if n > max_tokens or len(sentence) > max_tokens * MAX_CHARS_PER_TOKEN:
-                units += [
-                    (pi, w, max_tokens)
-                    for w in chunk_text(sentence, max_tokens, overlap, tokenizer)
-                ]
-            else:
-                units.append((pi, sentence, n))
-    passages: list[str] = []
-    i = 0
-    while i < len(units):
-        j, size = i, 0
-        while j < len(units) and (j == i or size + units[j][2] <= max_tokens):
-            # A paragraph that does not fit whole starts the next passage.
-            if j > i and units[j][0] != units[j - 1][0] and not _fits(units, j, max_tokens - size):
-                break
-            size += units[j][2]
-            j += 1
-        passages.append(" ".join(u[1] for u in units[i:j]))
-        if j >= len(units):
-            break
-        k, back = j, 0  # overlap: whole sentences of the same paragraph
-        while k - 1 > i and units[k - 1][0] == units[j][0] and back + units[k - 1][2] <= overlap:
-            back += units[k - 1][2]
-            k -= 1
-        i = k
-    return passages
-
-
-def _fits(units: list[tuple[int, str, int]], j: int, room: int) -> bool:
-    para = units[j][0]
-    return sum(u[2] for u in units[j:] if u[0] == para) <= room
+    return list(pack_lazily(paragraphs, max_tokens, overlap, tokenizer, should_stop))
 
 
 def chunks(
@@ -212,9 +330,9 @@ def chunks(
     should_stop: ShouldStop | None = None,
 ) -> Iterator[tuple[tuple[str, ...], str]]:
     """(heading path, passage text) of every passage of `text`, in order."""
-    for section in sections(text):
+    for section in iter_sections(text, should_stop):
         stop_if_asked(should_stop, "chunking")
-        for passage in pack(section.paragraphs, max_tokens, overlap, tokenizer, should_stop):
+        for passage in pack_lazily(section.paragraphs, max_tokens, overlap, tokenizer, should_stop):
             yield section.path, passage
 
 
@@ -238,36 +356,7 @@ def chunk_spans(
     should_stop: ShouldStop | None = None,
 ) -> Iterator[Chunk]:
     """`chunks` with each passage's character span in `text`."""
-    spans = _Spans(text)
+    spans = Spans(text)
     for path, passage in chunks(text, max_tokens, overlap, tokenizer, should_stop):
         start, end = spans.find(passage)
         yield Chunk(path, passage, start, end)
-
-
-class _Spans:
-    """Finds passages in the text they came from. The text is searched with its whitespace
-    collapsed (as passages have it); a position there maps back through the words' offsets."""
-
-    def __init__(self, text: str) -> None:
-        self.starts = array("q")  # each word's offset in the text
-        self.norm_starts = array("q")  # and in the collapsed text
-        words, pos = [], 0
-        for m in _WORD.finditer(text):
-            self.starts.append(m.start())
-            self.norm_starts.append(pos)
-            words.append(m.group())
-            pos += len(m.group()) + 1
-        self.norm = " ".join(words)
-        self.cursor = 0  # passages come in order; an overlapping one starts after the last start
-
-    def _offset(self, i: int) -> int:
-        k = bisect_right(self.norm_starts, i) - 1
-        return self.starts[k] + (i - self.norm_starts[k])
-
-    def find(self, passage: str) -> tuple[int, int]:
-        wanted = " ".join(passage.split())
-        i = self.norm.find(wanted, self.cursor)
-        if i < 0:
-            raise TeragError(f"internal: chunking changed a passage's text: {wanted[:80]!r}")
-        self.cursor = i + 1
-        return self._offset(i), self._offset(i + len(wanted) - 1) + 1

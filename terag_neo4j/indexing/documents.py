@@ -108,13 +108,30 @@ def split_document(
 ) -> list[Passage]:
     """A document's passages: a benchmark record whole, anything else by its structure
     (`chunking`); a passage's title is its heading path under the document's title.
-    `should_stop` is asked every so often while chunking; `IngestCancelled` when it says so."""
+    `should_stop` is asked every so often while chunking; `IngestCancelled` when it says so.
+    A document over `inputs.MAX_DOCUMENT_CHARS` characters is refused before chunking, one
+    that makes more than `inputs.MAX_DOCUMENT_PASSAGES` passages as soon as it does
+    (`InputError`)."""
     name = doc.title if doc.title_is_name else ""
+    where = f"document {doc.id!r} ({doc.source or 'python object'})"
+    if len(doc.text) > inputs.MAX_DOCUMENT_CHARS:
+        raise InputError(
+            f"{where} has {len(doc.text):,} characters, over the "
+            f"{inputs.MAX_DOCUMENT_CHARS:,} limit; split it into smaller files"
+        )
     if doc.is_passage:
         text = doc.text.strip()
         return [Passage(passage_id(doc.id), doc.id, 0, doc.title, text, name, doc.source)]
     tok = tokenizer or default_tokenizer(model)
-    parts = list(chunk_spans(doc.text, max_tokens, overlap, tok, should_stop))
+    limit = inputs.MAX_DOCUMENT_PASSAGES
+    parts = []
+    for c in chunk_spans(doc.text, max_tokens, overlap, tok, should_stop):
+        if len(parts) == limit:
+            raise InputError(
+                f"{where} makes more than {limit:,} passages of {max_tokens} tokens (the limit "
+                "per document); split it into smaller files"
+            )
+        parts.append(c)
     out = []
     for i, c in enumerate(parts):
         heads = tuple(h for h in c.path if h != doc.title)
@@ -146,14 +163,9 @@ def to_passages(
     seen: set[str] = set()
     for doc in docs:
         stop_if_asked(should_stop, "chunking")
-        if not doc.text.strip():
+        if len(doc.text) <= inputs.MAX_DOCUMENT_CHARS and not doc.text.strip():
             log.warning("skipping empty document %r (%s)", doc.id, doc.source or "python object")
             continue
-        if len(doc.text) > inputs.MAX_DOCUMENT_CHARS:
-            raise InputError(
-                f"document {doc.id!r} ({doc.source or 'python object'}) has {len(doc.text):,} "
-                f"characters, over the {inputs.MAX_DOCUMENT_CHARS:,} limit; split it into smaller files"
-            )
         for p in split_document(doc, max_tokens, overlap, tokenizer, model, should_stop):
             if p.id in seen:
                 log.warning("duplicate passage id %r in the input; keeping the first", p.id)

@@ -11,11 +11,20 @@ some passage's extraction has it (`prune_concepts.cypher`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import time
+from collections.abc import Iterable, Sequence
+
+from tqdm import tqdm
 
 from terag_neo4j.indexing.documents import Passage
 from terag_neo4j.indexing.extraction import normalize_name
+from terag_neo4j.indexing.inputs import ShouldStop, stop_if_asked
+from terag_neo4j.indexing.report import IngestReport
 from terag_neo4j.retrieval.linking import stopwords
+from terag_neo4j.store import GraphStore, passage_uid
+
+GROUND_BATCH = 2000  # passages grounded per transaction
+VOCABULARY_SCAN_MAX = 300_000  # up to this many concepts, grounding reads all their names once
 
 MAX_WORDS = 6  # longer names are rare; every n-gram length costs a pass over the text
 
@@ -51,3 +60,46 @@ def mentions(passages: Iterable[Passage], vocabulary: dict[str, list[str]]) -> d
         if found:
             out[p.id] = found
     return out
+
+
+def ground(
+    store: GraphStore,
+    ns: str,
+    passages: Sequence[Passage],
+    report: IngestReport,
+    progress: bool,
+    should_stop: ShouldStop | None = None,
+) -> None:
+    """Link every passage not grounded yet to the concepts it names (`passage_candidates`):
+    after an ingest's batches, so a passage also finds concepts that later batches brought."""
+    t = time.perf_counter()
+    pending = store.ungrounded(ns, [p.id for p in passages])
+    todo = [p for p in passages if p.id in pending]
+    if not todo:
+        return
+    rows = store.read("namespace_version", namespace=ns)
+    # A small namespace's names are read once; a large one's are looked up per batch.
+    small = bool(rows) and int(rows[0]["concepts"] or 0) <= VOCABULARY_SCAN_MAX
+    whole = store.concept_vocabulary(ns) if small else None
+    bar = tqdm(total=len(todo), desc=f"grounding {ns}", unit="passage", disable=not progress)
+    try:
+        for i in range(0, len(todo), GROUND_BATCH):
+            stop_if_asked(should_stop, "grounding passages")
+            batch = todo[i : i + GROUND_BATCH]
+            cands = {p.id: passage_candidates(p) for p in batch}
+            vocabulary = whole or store.concept_vocabulary(ns, sorted(set().union(*cands.values())))
+            found = {
+                pid: sorted({u for n in names for u in vocabulary.get(n, ())})
+                for pid, names in cands.items()
+            }
+            report.mention_links += store.link_mentions(
+                ns,
+                [
+                    {"passage": passage_uid(ns, pid), "concepts": uids}
+                    for pid, uids in found.items()
+                ],
+            )
+            bar.update(len(batch))
+    finally:
+        bar.close()
+    report.grounding_s += time.perf_counter() - t

@@ -14,6 +14,10 @@ from terag_neo4j.errors import IngestCancelled, TeragError
 MAX_DOCUMENT_CHARS = (
     20_000_000  # beyond this a "document" is almost surely a mistake (a dump, a binary)
 )
+# A document at the character limit makes about 20,000 passages of 256 tokens of prose, 80,000
+# of 64; beyond this it is a dump of tiny records or headings (each its own passage), and its
+# passages alone would hold hundreds of MB while they wait for extraction.
+MAX_DOCUMENT_PASSAGES = 100_000
 
 
 # Asked between pieces of work (paragraphs, batches, stages) whether the ingest should stop.

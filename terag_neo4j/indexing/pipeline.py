@@ -30,7 +30,7 @@ from terag_neo4j.indexing.extraction import (
     extract_with_cache,
     with_title_concepts,
 )
-from terag_neo4j.indexing.grounding import passage_candidates
+from terag_neo4j.indexing.grounding import ground
 from terag_neo4j.indexing.inputs import ShouldStop, stop_if_asked
 from terag_neo4j.indexing.lease import held_lease
 from terag_neo4j.indexing.report import IngestReport
@@ -43,15 +43,12 @@ from terag_neo4j.store import (
     check_embedding_model,
     check_namespace,
     one_line,
-    passage_uid,
 )
 from terag_neo4j.store.documents import passage_provenance
 
 log = logging.getLogger(__name__)
 __all__ = ["Indexer", "IngestReport"]
 
-GROUND_BATCH = 2000  # passages grounded per transaction
-VOCABULARY_SCAN_MAX = 300_000  # up to this many concepts, grounding reads all their names once
 # Passages embedded per call: a cancel waits for at most one such call (well under a second
 # on a CPU for the default model), not for a whole batch.
 EMBED_STEP = 32
@@ -191,7 +188,7 @@ class Indexer(BudgetPhase):
                 self._stop_if_asked("choosing the core passages")
                 self._budget(ns, report, progress)
             if self.settings.ground_mentions:
-                self._ground(ns, passages, report, progress)
+                ground(self.store, ns, passages, report, progress, self._should_stop)
         finally:
             bar.close()
             lease.close()
@@ -219,45 +216,6 @@ class Indexer(BudgetPhase):
         self.store.record_run(ns, report.to_record())
         log.debug("%s", report.summary())  # callers print or log it; the CLI prints it
         return report
-
-    def _ground(
-        self, ns: str, passages: Sequence[Passage], report: IngestReport, progress: bool
-    ) -> None:
-        """Link every passage not grounded yet to the concepts it names (`grounding.py`): after
-        the batches, so a passage also finds concepts that later batches brought."""
-        t = time.perf_counter()
-        pending = self.store.ungrounded(ns, [p.id for p in passages])
-        todo = [p for p in passages if p.id in pending]
-        if not todo:
-            return
-        rows = self.store.read("namespace_version", namespace=ns)
-        # A small namespace's names are read once; a large one's are looked up per batch.
-        small = bool(rows) and int(rows[0]["concepts"] or 0) <= VOCABULARY_SCAN_MAX
-        whole = self.store.concept_vocabulary(ns) if small else None
-        bar = tqdm(total=len(todo), desc=f"grounding {ns}", unit="passage", disable=not progress)
-        try:
-            for i in range(0, len(todo), GROUND_BATCH):
-                self._stop_if_asked("grounding passages")
-                batch = todo[i : i + GROUND_BATCH]
-                cands = {p.id: passage_candidates(p) for p in batch}
-                vocabulary = whole or self.store.concept_vocabulary(
-                    ns, sorted(set().union(*cands.values()))
-                )
-                found = {
-                    pid: sorted({u for n in names for u in vocabulary.get(n, ())})
-                    for pid, names in cands.items()
-                }
-                report.mention_links += self.store.link_mentions(
-                    ns,
-                    [
-                        {"passage": passage_uid(ns, pid), "concepts": uids}
-                        for pid, uids in found.items()
-                    ],
-                )
-                bar.update(len(batch))
-        finally:
-            bar.close()
-        report.grounding_s += time.perf_counter() - t
 
     def _graph_version(self) -> str:
         """The extractor's version, marked when title concepts are added to what it finds."""
