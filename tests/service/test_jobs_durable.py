@@ -20,6 +20,7 @@ import pytest
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
 from terag_neo4j.indexing.documents import Document
+from terag_neo4j.store import GraphStore
 from tests.service.conftest import KEY_ALL, Service, running_service, service_env
 
 pytestmark = pytest.mark.integration
@@ -64,12 +65,21 @@ def drop(settings: Settings, *names: str) -> None:
 
 
 def lease_owner(settings: Settings, job_id: str) -> str | None:
-    with (
-        TeragClient(settings) as client,
-        client.store.session() as s,
-    ):
+    with GraphStore.from_settings(settings) as store, store.session() as s:
         rec = s.run("MATCH (j:IngestJob {id: $id}) RETURN j.lease_owner AS o", id=job_id).single()
         return rec["o"] if rec else None
+
+
+def held_by(settings: Settings, job_id: str) -> str:
+    """The worker holding the job (host:pid:tag); between groups no one does for a moment."""
+    end = time.monotonic() + 30
+    with GraphStore.from_settings(settings) as store, store.session() as s:
+        while time.monotonic() < end:
+            q = "MATCH (j:IngestJob {id: $id}) RETURN j.lease_owner AS o"
+            if owner := s.run(q, id=job_id).single()["o"]:  # type: ignore[index]
+                return str(owner)
+            time.sleep(0.02)
+    raise AssertionError(f"no worker took job {job_id} for 30 s")
 
 
 def job(url: str, job_id: str) -> dict[str, Any]:
@@ -168,18 +178,18 @@ def test_two_processes_share_jobs_and_one_finishes_what_the_killed_one_ran(
             assert job(b.url, first)["namespace"] == cancelled_ns
             r = httpx.delete(f"{b.url}/v1/jobs/{first}", headers=auth(), timeout=30)
             assert r.status_code == 202
-            gone = wait_finished(a.url, first, timeout=10)
+            gone = wait_finished(a.url, first, timeout=30)
             assert gone["state"] == "cancelled", gone
             assert gone["documents_done"] < len(DOCS)
 
             # Whichever process runs the next job is killed; the other finishes it
             job_id = submit(a.url, ns)
             wait_mid_job(a.url, job_id)
-            owner = lease_owner(base_settings, job_id) or ""
-            pid = int(owner.split(":")[-2]) if owner.count(":") >= 2 else None
-            victim, survivor = (a, b) if pid == a.pid else (b, a)
-            assert pid == victim.pid, f"the job's lease names {owner!r}"
+            owner = held_by(base_settings, job_id)
+            victim, survivor = (a, b) if owner.split(":")[-2] == str(a.pid) else (b, a)
             kill(victim)
+            assert owner.split(":")[-2] == str(victim.pid), owner
+            assert lease_owner(base_settings, job_id) == owner  # killed holding the job
             t0 = time.monotonic()
             done = wait_finished(survivor.url, job_id)
             took = time.monotonic() - t0
