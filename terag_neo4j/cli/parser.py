@@ -211,6 +211,10 @@ OPTIONAL_COMMANDS: dict[str, tuple[str, str]] = {
         "terag_neo4j.eval.cli",
         "Reading a generated long PDF: seconds and peak memory (tracemalloc and RSS)",
     ),
+    "bench-chunking": (
+        "terag_neo4j.eval.cli",
+        "Splitting exports of 10k to 1M one-line paragraphs into passages: seconds",
+    ),
     "serve": (
         "terag_neo4j.service.cli",
         "run the HTTP API and MCP (/mcp) service over every namespace",

@@ -116,6 +116,7 @@ def register_cli(subparsers: Any) -> None:
     )
     s.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     s.set_defaults(func=cmd_bench)
+    from terag_neo4j.eval.chunking_bench import register_cli as register_chunking
     from terag_neo4j.eval.documents_bench import register_cli as register_documents
     from terag_neo4j.eval.extraction_bench import register_cli as register_extraction
     from terag_neo4j.eval.ingest import register_cli as register_ingest
@@ -133,6 +134,7 @@ def register_cli(subparsers: Any) -> None:
     register_serve_load(subparsers)
     register_isolation(subparsers)
     register_documents(subparsers)
+    register_chunking(subparsers)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

@@ -239,3 +239,18 @@ def test_ingest_cancelled_is_a_public_terag_error_with_a_one_line_message() -> N
         inputs.stop_if_asked(lambda: True, "embedding passages")
     assert re.fullmatch(r"ingest cancelled while embedding passages; [^\n]+", str(info.value))
     inputs.stop_if_asked(None, "anything")  # no should_stop: never stops
+
+
+def test_the_chunking_bench_measures_each_size_and_lifts_the_limit_only_while_it_measures(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from terag_neo4j.eval import chunking_bench
+
+    monkeypatch.setattr(inputs, "MAX_DOCUMENT_CHARS", 30_000)  # 2,000 lines are over it
+    result = chunking_bench.run([200, 2000], 256, 32)
+    rows = {(r["lines"], r["blank_lines"]): r for r in result["runs"]}
+    assert set(rows) == {(200, True), (200, False), (2000, True), (2000, False)}
+    assert not rows[200, True]["over_char_limit"] and rows[2000, True]["over_char_limit"]
+    assert all(r["passages"] > 0 and r["wall_s"] >= 0 for r in rows.values())
+    assert rows[2000, True]["passages"] > rows[200, True]["passages"]
+    assert inputs.MAX_DOCUMENT_CHARS == 30_000
