@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Protocol
 
 from terag_neo4j.indexing import inputs
-from terag_neo4j.indexing.chunking import chunk_spans
+from terag_neo4j.indexing.chunking import Chunk, chunk_spans
 from terag_neo4j.indexing.inputs import (
     Document,
     InputError,
@@ -124,7 +124,7 @@ def split_document(
         return [Passage(passage_id(doc.id), doc.id, 0, doc.title, text, name, doc.source)]
     tok = tokenizer or default_tokenizer(model)
     limit = inputs.MAX_DOCUMENT_PASSAGES
-    parts = []
+    parts: list[Chunk] = []
     for c in chunk_spans(doc.text, max_tokens, overlap, tok, should_stop):
         if len(parts) == limit:
             raise InputError(

@@ -98,7 +98,8 @@ class TokenCounter:
         if wp.takes("\n".join(texts)):
             return wp.counts(texts)
         out = [0] * len(texts)
-        plain, rest = [], []  # rest: the texts the fast path does not take
+        plain: list[int] = []
+        rest: list[int] = []  # the texts the fast path does not take
         for i, text in enumerate(texts):
             (plain if wp.takes(text) else rest).append(i)
         for i, n in zip(plain, wp.counts([texts[i] for i in plain]), strict=True):
