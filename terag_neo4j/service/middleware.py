@@ -15,6 +15,7 @@ import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+from terag_neo4j.errors import TeragError
 from terag_neo4j.service.auth import CALLER, authenticate, authorize
 from terag_neo4j.service.errors import ServiceError, error_body
 from terag_neo4j.service.policy import (
@@ -61,7 +62,7 @@ def _too_large(limit: int) -> ServiceError:
     return ServiceError(413, f"request body over {limit:,} bytes, this route's limit")
 
 
-class BodyTooLarge(Exception):
+class BodyTooLarge(TeragError):
     """Raised into the app from `receive` once the body passed its limit (already answered)."""
 
 

@@ -30,6 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from terag_neo4j.errors import TeragError
 from terag_neo4j.service.errors import ServiceError
 from terag_neo4j.service.parse_worker import FRAME
 
@@ -53,8 +54,12 @@ START_TIMEOUT_S = 120.0
 _SECRET_MARKS = ("KEY", "PASSWORD", "SECRET", "TOKEN", "CREDENTIAL")
 
 
-class _Gone(Exception):
+class _Gone(TeragError):
     """The worker ended (killed for its time, or crashed) before it answered."""
+
+
+class _Late(TeragError):
+    """The worker did not answer within its time."""
 
 
 def _worker_env() -> dict[str, str]:
@@ -94,7 +99,7 @@ class Worker:
         while len(buf) < n:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([fd], [], [], left)[0]:
-                raise TimeoutError
+                raise _Late
             chunk = os.read(fd, min(n - len(buf), 1 << 20))
             if not chunk:
                 raise _Gone
@@ -107,7 +112,7 @@ class Worker:
         return header, self._read(size, deadline)
 
     def call(self, request: dict[str, Any], timeout_s: float) -> tuple[dict[str, Any], bytes]:
-        """The worker's answer to `request`; TimeoutError past `timeout_s` (the start of a
+        """The worker's answer to `request`; `_Late` past `timeout_s` (the start of a
         fresh worker not counted), `_Gone` if it ended first."""
         if not self.ready:
             self._frame(time.monotonic() + START_TIMEOUT_S)
@@ -238,7 +243,7 @@ class ParsePool:
         try:
             header, body = w.call(request, self.timeout_s)
             keep = not header.get("exit")
-        except TimeoutError:
+        except _Late:
             raise ServiceError(
                 413,
                 f"{name}: reading it took over {self.timeout_s:g} s, the limit of a file "

@@ -121,7 +121,7 @@ async def first_item(
     if queued and item is not None and item[0] == "passages":
         return item[1]
     await task  # it failed (raises), or it returned without passages, which is a bug
-    raise RuntimeError("the streamed ask ended before its passages")
+    raise TeragError("internal: the streamed ask ended before its passages")
 
 
 async def lines(
