@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from terag_neo4j.errors import IngestCancelled, TeragError
 from terag_neo4j.service.errors import public_message, status_for
 from terag_neo4j.service.job_store import JobStore, StoredJob
+from terag_neo4j.service.metrics import record_ingest
 from terag_neo4j.store import Neo4jTransientError, Neo4jUnavailable
 
 if TYPE_CHECKING:
@@ -173,6 +174,7 @@ class Worker:
             beating.set()
             beat.join()
         state = jobs.group_done(job.id, self.owner, start, len(docs), estimate, report)
+        record_ingest(report)  # written, whether or not this worker still holds the job
         if state is None:
             log.info("ingest job %s: no longer held by this worker; its group is written", job.id)
         elif state != "running":
