@@ -49,9 +49,10 @@ from terag_neo4j.store.documents import passage_provenance
 log = logging.getLogger(__name__)
 __all__ = ["Indexer", "IngestReport"]
 
-# Passages embedded per call: a cancel waits for at most one such call (well under a second
-# on a CPU for the default model), not for a whole batch.
-EMBED_STEP = 32
+# Passages embedded per call: a cancel waits for at most one such call (about a second on
+# 2 cores for the default model), not for a whole batch; two of the embedder's own batches
+# (TERAG_EMBEDDING_BATCH, 64), so its length-sorted batching keeps its effect.
+EMBED_STEP = 128
 
 
 class Indexer(BudgetPhase):
