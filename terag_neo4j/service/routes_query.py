@@ -7,7 +7,6 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import StreamingResponse
 
 from terag_neo4j.service import graph, streaming
 from terag_neo4j.service.auth import ReadNamespace
@@ -98,8 +97,8 @@ def _ask_streamed(
 
     res = c.retrieve(question, top_k=top_k, namespace=namespace)
     hand.put(("passages", res))
+    gen = read_stream(c.llm, question, res.passages)
     try:
-        gen = read_stream(c.llm, question, res.passages)
         while True:
             try:
                 hand.token(next(gen))
@@ -107,6 +106,9 @@ def _ask_streamed(
                 text, comp = stop.value
                 break
     finally:
+        # Told to stop: hang up on the LLM server now, not when the generator is collected (the
+        # exception's traceback keeps it alive, and the server goes on writing meanwhile)
+        gen.close()
         hand.token(None)
     return _answer(text, comp, res), res
 
@@ -178,7 +180,7 @@ async def ask(request: Request, namespace: ReadNamespace, body: AskRequest) -> A
             streaming.line(done),
         ]
 
-    return StreamingResponse(
+    return streaming.ClosingStreamingResponse(
         streaming.lines(hand, task, head, tail, end, deadline_s),
         media_type="application/x-ndjson",
     )

@@ -18,6 +18,9 @@ import threading
 from collections.abc import AsyncGenerator, Callable
 from typing import Any, TypeVar
 
+from starlette.responses import StreamingResponse
+from starlette.types import Receive, Scope, Send
+
 from terag_neo4j.errors import TeragError
 from terag_neo4j.service.errors import ServiceError, error_body, public_message, status_for
 
@@ -173,3 +176,18 @@ def _consume(task: asyncio.Future[Any]) -> None:
     """Fetch a task's exception once it ends, so nobody logs it as never retrieved."""
     if not task.cancelled() and (e := task.exception()) is not None:
         log.debug("a streamed ask ended after its stream: %s", e)
+
+
+class ClosingStreamingResponse(StreamingResponse):
+    """A `StreamingResponse` that closes its lines when it ends, however it ends. Starlette
+    stops sending when the client disconnects but leaves the generator suspended at its
+    `yield` until it is garbage-collected; closing it at once runs its `finally`, which tells
+    the reader to stop."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            close = getattr(self.body_iterator, "aclose", None)
+            if close is not None:
+                await close()
