@@ -9,12 +9,11 @@
 
 from __future__ import annotations
 
-import functools
 import logging
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 from neo4j.exceptions import ClientError
 
@@ -39,6 +38,7 @@ from terag_neo4j.store import (
     GraphStoreError,
     NamespaceInfo,
     check_namespace,
+    held_call,
     neo4j_errors,
     one_line,
 )
@@ -51,24 +51,6 @@ log = logging.getLogger(__name__)
 
 # What `index` takes: paths (files, folders), our Documents, LangChain Documents
 Source = str | Path | Document
-
-
-P = ParamSpec("P")
-R = TypeVar("R")
-
-
-def _held(
-    method: Callable[Concatenate[TeragClient, P], R],
-) -> Callable[Concatenate[TeragClient, P], R]:
-    """A public call, counted as running from start to end: `close` waits for it (the store's
-    sessions alone leave gaps between its queries, where its LLM calls and caches are used)."""
-
-    def call(self: TeragClient, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        with self.store.in_flight.hold():
-            return method(self, *args, **kwargs)
-
-    functools.update_wrapper(call, method)
-    return call
 
 
 class TeragClient:
@@ -246,7 +228,7 @@ class TeragClient:
 
     # ------------------------------------------------------------------ public API
 
-    @_held
+    @held_call
     def index(
         self,
         source: Source | LCDocument | Iterable[Source | LCDocument],
@@ -312,7 +294,7 @@ class TeragClient:
             report.warnings.extend(errors)
         return report
 
-    @_held
+    @held_call
     def retrieve(
         self,
         query: str,
@@ -333,7 +315,7 @@ class TeragClient:
                 query, top_k=top_k, namespace=namespace, entities=entities, run_id=run_id, mode=mode
             )
 
-    @_held
+    @held_call
     def answer(
         self, query: str, top_k: int | None = None, namespace: str | None = None
     ) -> AnswerResult:
@@ -344,7 +326,7 @@ class TeragClient:
         with neo4j_errors(self.store.uri):
             return r.answer(query, top_k=top_k, namespace=namespace)
 
-    @_held
+    @held_call
     def delete(self, document: str | Path, namespace: str | None = None) -> int:
         """Remove a document (all its passages), named by its id or by the path `index` read
         it from (see `document_ids`); returns how many passages went."""
@@ -352,7 +334,7 @@ class TeragClient:
         with neo4j_errors(self.store.uri):
             return sum(self.store.delete_document(ns, d) for d in self.document_ids(document, ns))
 
-    @_held
+    @held_call
     def document_ids(self, document: str | Path, namespace: str | None = None) -> list[str]:
         """The ids of the namespace's documents that `document` names: itself when it is an id
         there, else the one `index` gives the file at that path (its absolute path, so only the
@@ -366,17 +348,17 @@ class TeragClient:
             present = self.store.documents_present(ns, candidates)
         return [c for c in candidates if c in present]
 
-    @_held
+    @held_call
     def stats(self, namespace: str | None = None) -> NamespaceInfo:
         with neo4j_errors(self.store.uri):
             return self.store.describe(namespace or self.settings.namespace)
 
-    @_held
+    @held_call
     def namespaces(self) -> list[NamespaceInfo]:
         with neo4j_errors(self.store.uri):
             return self.store.namespaces()
 
-    @_held
+    @held_call
     def drop(self, namespace: str | None = None) -> None:
         """Remove a namespace: its GDS projections first, then its graph. Projections that
         cannot be dropped keep the namespace (a retry drops both), so none is left in GDS

@@ -6,12 +6,13 @@ caller (the CLI, the client) only ever sees `GraphStoreError` and its subclasses
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from neo4j import Driver, GraphDatabase
 from neo4j.exceptions import (
@@ -54,6 +55,23 @@ class Neo4jTransientError(GraphStoreError):
 
 class ClientClosed(GraphStoreError):
     """A call on a client (or store) after its `close()`."""
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def held_call(method: Callable[Concatenate[Any, P], R]) -> Callable[Concatenate[Any, P], R]:
+    """A client's public call, counted as running from start to end (on `self.store.in_flight`):
+    `close` waits for it (the store's sessions alone leave gaps between its queries, where its
+    LLM calls and caches are used)."""
+
+    def call(self: Any, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        with self.store.in_flight.hold():
+            return method(self, *args, **kwargs)
+
+    functools.update_wrapper(call, method)
+    return call
 
 
 class InFlight:
