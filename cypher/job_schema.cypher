@@ -5,5 +5,5 @@ CREATE INDEX terag_ingest_job_state IF NOT EXISTS FOR (j:IngestJob) ON (j.state)
 CREATE INDEX terag_ingest_job_queue IF NOT EXISTS FOR (j:IngestJob) ON (j.queue, j.state);
 CREATE INDEX terag_ingest_job_namespace IF NOT EXISTS FOR (j:IngestJob) ON (j.namespace);
 CREATE INDEX terag_ingest_job_document IF NOT EXISTS FOR (d:IngestJobDocument) ON (d.job_id, d.seq);
-CREATE CONSTRAINT terag_ingest_job_queue IF NOT EXISTS FOR (q:IngestJobQueue) REQUIRE q.name IS UNIQUE;
+CREATE CONSTRAINT terag_ingest_job_queue_name IF NOT EXISTS FOR (q:IngestJobQueue) REQUIRE q.name IS UNIQUE;
 MERGE (:IngestJobQueue {name: 'ingest'})
