@@ -247,15 +247,7 @@ def _batches(docs: list[Any]) -> list[list[dict[str, Any]]]:
     out: list[list[dict[str, Any]]] = [[]]
     size = 0
     for d in docs:
-        body = {
-            "id": d.id,
-            "text": d.text,
-            "title": d.title,
-            "source": d.source,
-            "is_passage": d.is_passage,
-            "title_is_name": d.title_is_name,
-            "pages": list(d.pages),
-        }
+        body = d.record()
         if out[-1] and (len(out[-1]) >= BATCH_DOCUMENTS or size + len(d.text) > BATCH_CHARS):
             out.append([])
             size = 0

@@ -8,6 +8,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from terag_neo4j.errors import IngestCancelled, TeragError
 
@@ -67,6 +68,19 @@ class Document:
                 )
         if not self.id.strip():
             raise InputError("Document.id must not be empty: give each document a stable id")
+
+    def record(self) -> dict[str, Any]:
+        """Its fields as JSON values: what the service's documents route takes, and what an
+        ingest job keeps of it."""
+        return {
+            "id": self.id,
+            "text": self.text,
+            "title": self.title,
+            "source": self.source,
+            "is_passage": self.is_passage,
+            "title_is_name": self.title_is_name,
+            "pages": list(self.pages),
+        }
 
 
 def _preview(value: object) -> str:

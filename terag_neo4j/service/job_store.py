@@ -360,19 +360,7 @@ def _batches(
         if batch and (len(batch) >= WRITE_ROWS or chars + len(d.text) > WRITE_CHARS):
             yield batch
             batch, chars = [], 0
-        batch.append(
-            {
-                "seq": seq,
-                "estimate": est,
-                "id": d.id,
-                "text": d.text,
-                "title": d.title,
-                "source": d.source,
-                "is_passage": d.is_passage,
-                "title_is_name": d.title_is_name,
-                "pages": list(d.pages),
-            }
-        )
+        batch.append({"seq": seq, "estimate": est, **d.record()})
         chars += len(d.text)
     if batch:
         yield batch
