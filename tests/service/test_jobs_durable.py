@@ -142,6 +142,26 @@ def kill(svc: Service) -> None:
     os.kill(svc.pid, signal.SIGKILL)
 
 
+def kill_holder(
+    settings: Settings, job_id: str, a: Service, b: Service
+) -> tuple[str, Service, Service]:
+    """Kills the process holding the job's lease, while it holds it: a worker gives the job
+    back between groups, so the holder read a moment ago may have let go (and the other taken
+    it) by the time it is killed; a frozen process cannot, so it is stopped, checked, then
+    killed (or let go on and read again). Returns (owner, victim, survivor)."""
+    end = time.monotonic() + 30
+    while time.monotonic() < end:
+        owner = held_by(settings, job_id)
+        victim, survivor = (a, b) if owner.split(":")[-2] == str(a.pid) else (b, a)
+        assert victim.pid is not None
+        os.kill(victim.pid, signal.SIGSTOP)
+        if lease_owner(settings, job_id) == owner:
+            kill(victim)
+            return owner, victim, survivor
+        os.kill(victim.pid, signal.SIGCONT)
+    raise AssertionError(f"no worker could be caught holding job {job_id} for 30 s")
+
+
 def test_a_job_survives_kill_9_and_the_restarted_service_finishes_it(
     base_settings: Settings, env: dict[str, str], clean_fingerprint: str, tmp_path: Path
 ) -> None:
@@ -185,9 +205,7 @@ def test_two_processes_share_jobs_and_one_finishes_what_the_killed_one_ran(
             # Whichever process runs the next job is killed; the other finishes it
             job_id = submit(a.url, ns)
             wait_mid_job(a.url, job_id)
-            owner = held_by(base_settings, job_id)
-            victim, survivor = (a, b) if owner.split(":")[-2] == str(a.pid) else (b, a)
-            kill(victim)
+            owner, victim, survivor = kill_holder(base_settings, job_id, a, b)
             assert owner.split(":")[-2] == str(victim.pid), owner
             assert lease_owner(base_settings, job_id) == owner  # killed holding the job
             t0 = time.monotonic()
