@@ -38,13 +38,13 @@ def candidates(text: str, max_words: int = MAX_WORDS) -> set[str]:
     for i, first in enumerate(words):
         if first in stop:
             continue
-        for j in range(i, min(len(words), i + max_words)):
-            last = words[j]
-            if last in stop:
-                continue
-            if i == j and len(first) < 3:
-                continue
-            out.add(" ".join(words[i : j + 1]))
+        if len(first) >= 3:
+            out.add(first)
+        gram = first  # grown a word at a time: one join per n-gram is most of the cost
+        for last in words[i + 1 : i + max_words]:
+            gram = f"{gram} {last}"
+            if last not in stop:
+                out.add(gram)
     return out
 
 

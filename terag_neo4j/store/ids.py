@@ -95,5 +95,7 @@ def fold(text: str) -> str:
     """`text` without accents ("Osnabrück" -> "Osnabruck", "Straße" -> "Strasse"): what the
     full-text index holds and what questions are matched as, so accented and plain spellings
     meet. Neo4j's `english` analyzer stems but does not fold, and no built-in one does both."""
+    if text.isascii():  # nothing to fold: _FOLD maps only non-ASCII characters
+        return text
     decomposed = unicodedata.normalize("NFKD", text.translate(_FOLD))
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))

@@ -7,6 +7,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 CONCEPT = "concept"
 ENTITY_TYPES = ("person", "organization", "location", "date", "event", "work", "other")
@@ -70,8 +71,11 @@ def normalize_name(name: str) -> str:
     Case, accents, punctuation and spacing do not distinguish concepts ("Île-de-France" and
     "ile de france" are one); words and their order do.
     """
-    decomposed = unicodedata.normalize("NFKD", name)
-    stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    if name.isascii():  # NFKD leaves ASCII as it is, and no ASCII character is combining
+        stripped = name
+    else:
+        decomposed = unicodedata.normalize("NFKD", name)
+        stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     norm = _NON_WORD.sub(" ", stripped.casefold()).replace("_", " ").strip()
     # A leading article is how a sentence refers to a name, not part of it ("the Beetle").
     return norm[4:] if norm.startswith("the ") else norm
@@ -109,7 +113,7 @@ class Concept:
     type: str
     name: str  # display name as first seen
 
-    @property
+    @cached_property  # read several times per concept on every write
     def norm(self) -> str:
         return normalize_name(self.name)
 
