@@ -192,6 +192,7 @@ class AsyncTeragClient:
         entities: Sequence[str] | None = None,
         run_id: str = "query",
         mode: Mode | None = None,
+        rerank: bool | None = None,
     ) -> RetrievalResult:
         """See `TeragClient.retrieve`."""
         return await self._run(
@@ -202,6 +203,7 @@ class AsyncTeragClient:
             entities=entities,
             run_id=run_id,
             mode=mode,
+            rerank=rerank,
         )
 
     async def answer(

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, get_args
 from neo4j.exceptions import ClientError
 
 from terag_neo4j.config import ExtractorName, Settings
-from terag_neo4j.embeddings import AnyEmbedder, CachedEmbedder, Embedder, model_id
+from terag_neo4j.embeddings import AnyEmbedder, CachedEmbedder, Embedder, cached_embedder, model_id
 from terag_neo4j.indexing.documents import (
     Document,
     InputError,
@@ -29,10 +29,10 @@ from terag_neo4j.indexing.extraction import ExtractionCache, Extractor, make_ext
 from terag_neo4j.indexing.pipeline import Indexer, IngestReport
 from terag_neo4j.indexing.sync import sync_folders
 from terag_neo4j.llm import OllamaLLM, TokenLedger
+from terag_neo4j.reranking import RerankedRetriever
 from terag_neo4j.results import AnswerResult, Mode, RetrievalResult
 from terag_neo4j.retrieval import gds
 from terag_neo4j.retrieval.embedders import NamespaceEmbedders
-from terag_neo4j.retrieval.retriever import Retriever
 from terag_neo4j.store import (
     GraphStore,
     GraphStoreError,
@@ -91,7 +91,7 @@ class TeragClient:
             cached = CachedEmbedder(embedder, self.settings.home / "embeddings.sqlite3")
             self._embedders[model_id(embedder.model_name)] = cached
         self._cache: ExtractionCache | None = None
-        self._retriever: Retriever | None = None
+        self._retriever: RerankedRetriever | None = None
         self._namespace_embedders: NamespaceEmbedders | None = None
         self._query_extractors: dict[str, Extractor] = {}
         self._namespace_backend: dict[str, str] = {}
@@ -132,9 +132,7 @@ class TeragClient:
         if key not in self._embedders:
             with self._build_lock:
                 if key not in self._embedders:
-                    inner = Embedder(model, self.settings.embedding_batch)
-                    path = self.settings.home / "embeddings.sqlite3"
-                    self._embedders[key] = CachedEmbedder(inner, path)
+                    self._embedders[key] = cached_embedder(model, self.settings)
         return self._embedders[key]
 
     @property
@@ -165,16 +163,16 @@ class TeragClient:
         return self._cache
 
     @property
-    def retriever(self) -> Retriever:
+    def retriever(self) -> RerankedRetriever:
         if self._retriever is None:
             with self._build_lock:
                 if self._retriever is None:
                     self._retriever = self._build_retriever()
         return self._retriever
 
-    def _build_retriever(self) -> Retriever:
+    def _build_retriever(self) -> RerankedRetriever:
         # Every backend does query NER too (the recorded one hands it to spaCy).
-        retriever = Retriever(
+        retriever = RerankedRetriever(
             self.settings,
             self.store,
             self.extractor,
@@ -182,7 +180,7 @@ class TeragClient:
             self.llm if self.settings.extractor == "ollama" or self._llm else None,
         )
         retriever.extractor_for = self.query_extractor
-        retriever.embedders = self.embedders
+        retriever.embedders, retriever.ledger = self.embedders, self.ledger
         return retriever
 
     def query_backend(self, namespace: str | None = None) -> str:
@@ -303,16 +301,17 @@ class TeragClient:
         entities: Sequence[str] | None = None,
         run_id: str = "query",
         mode: Mode | None = None,
+        rerank: bool | None = None,
     ) -> RetrievalResult:
         """Top passages for `query` by TERAG's personalised PageRank (dense fallback).
 
         `entities` skips query NER (the walk starts from these names); `run_id` tags the
         query's LLM calls in the ledger; `mode` is pagerank, dense, hybrid or flat (default: the
-        preset's).
+        preset's); `rerank` False skips TERAG_RERANKER's stage, True requires it.
         """
         with neo4j_errors(self.store.uri):
             return self.retriever.retrieve(
-                query, top_k=top_k, namespace=namespace, entities=entities, run_id=run_id, mode=mode
+                query, top_k, namespace, entities, run_id=run_id, mode=mode, rerank=rerank
             )
 
     @held_call

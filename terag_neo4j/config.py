@@ -14,6 +14,7 @@ from pydantic import (
     AliasChoices,
     Field,
     PrivateAttr,
+    SecretStr,
     ValidationError,
     field_validator,
     model_validator,
@@ -122,6 +123,17 @@ class Settings(BaseSettings):
     write_batch: int = Field(default=1000, ge=1)
 
     # --- retrieval ---
+    # `openai:<model>` embedders: the endpoint's base URL (…/v1) and its key
+    embedding_url: str | None = None
+    embedding_api_key: SecretStr | None = None
+    # Prefixes of TERAG_EMBEDDING_MODEL's model; None: the family's own (embeddings/spec.py)
+    embedding_query_prefix: str | None = None
+    embedding_passage_prefix: str | None = None
+    # Re-scores the top `rerank_top` passages of every ranking (off: None); a model spec, or a
+    # Cohere/Jina/TEI rerank URL with `#<model>` (reranking/); its key for an endpoint
+    reranker: str | None = None
+    reranker_api_key: SecretStr | None = None
+    rerank_top: int = Field(default=20, ge=1)
     top_k: int = Field(default=5, ge=1)
     # A named retrieval configuration (presets.py); `retrieval` overrides its knobs one by one
     preset: PresetName = "default"

@@ -16,7 +16,8 @@ Mode = Literal["pagerank", "dense", "hybrid", "flat"]
 # passages' scores sum to at most 1), Neo4j's vector-index cosine similarity ((1 + cos) / 2, in
 # [0, 1]), or its reciprocal-rank-fusion score (sum of 1 / (60 + rank) over PageRank and dense,
 # or over BM25 and dense).
-ScoreKind = Literal["pagerank_mass", "cosine", "rrf"]
+# A reranker's own score where one re-scored the ranking (`reranker` names it).
+ScoreKind = Literal["pagerank_mass", "cosine", "rrf", "rerank"]
 SCORE_KINDS: dict[str, ScoreKind] = {
     "pagerank": "pagerank_mass",
     "dense": "cosine",
@@ -87,6 +88,7 @@ class RetrievalResult:
     graph_nodes: int = 0
     graph_relationships: int = 0
     restart: list[list[float]] = field(default_factory=list)
+    reranker: str = ""  # the reranker that re-scored the passages (empty: none did)
 
     # Derived fields that machine-readable output (the CLI's --json) carries too
     json_properties: ClassVar[tuple[str, ...]] = ("score_kind",)
@@ -96,7 +98,7 @@ class RetrievalResult:
         """What the passages' `score` is (see `ScoreKind`): it follows `mode`, which says how
         they were ranked in the end (`dense` also when the walk fell back, see
         `fallback_reason`)."""
-        return SCORE_KINDS[self.mode]
+        return "rerank" if self.reranker else SCORE_KINDS[self.mode]
 
 
 @dataclass(frozen=True)

@@ -154,9 +154,9 @@ def _warm_embedder(settings: Any, out: list[Any]) -> None:
     disk) into `out`: what the demo's indexing would otherwise do after the services are up. A
     failure here is the indexing's to report."""
     try:
-        from terag_neo4j.embeddings import Embedder
+        from terag_neo4j.embeddings import settings_embedder
 
-        embedder = Embedder(settings.embedding_model, settings.embedding_batch)
+        embedder = settings_embedder(settings.embedding_model, settings)
         embedder.embed(["warm-up"])
         out.append(embedder)
     except Exception as e:  # reported again, in context, when the indexing loads it

@@ -8,8 +8,10 @@ from terag_neo4j.embeddings.model import (
     AnyEmbedder,
     CachedEmbedder,
     Embedder,
+    cached_embedder,
     embedding_model_path,
     model_id,
+    settings_embedder,
     settings_home,
 )
 from terag_neo4j.embeddings.openvino import openvino_available, openvino_precision
@@ -22,9 +24,11 @@ __all__ = [
     "Embedder",
     "EmbeddingError",
     "Vectors",
+    "cached_embedder",
     "embedding_model_path",
     "model_id",
     "openvino_available",
     "openvino_precision",
+    "settings_embedder",
     "settings_home",
 ]

@@ -27,7 +27,7 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -42,8 +42,12 @@ from terag_neo4j.embeddings.openvino import (
     openvino_precision,
     st_dimensions,
 )
+from terag_neo4j.embeddings.spec import ModelSpec, model_prefixes, parse_spec
 from terag_neo4j.errors import DependencyError
 from terag_neo4j.sqlite_cache import open_cache
+
+if TYPE_CHECKING:
+    from terag_neo4j.config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -64,12 +68,22 @@ def embedding_model_path(name: str = DEFAULT_MODEL) -> Path | str:
     return name
 
 
+def model_spec(name: str) -> ModelSpec:
+    """What the model setting `name` names (`spec.parse_spec`)."""
+    return parse_spec(name, frozenset(onnx_models.PACKAGED))
+
+
 def model_id(name: str) -> str:
     """The name a namespace records for the embedding model `name`: the bundled default under
-    one name whichever way it is spelled, a local folder as its absolute path, else `name`."""
-    if name in {DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"}:
+    one name whichever way it is spelled, a local folder as its absolute path, an Ollama model
+    with its tag, else the spec without its `st:` (see `spec.parse_spec`)."""
+    spec = model_spec(name)
+    if spec.kind == "st" and spec.target in {
+        DEFAULT_MODEL,
+        f"sentence-transformers/{DEFAULT_MODEL}",
+    }:
         return DEFAULT_MODEL
-    return os.path.abspath(name) if Path(name).is_dir() else name
+    return spec.id
 
 
 def settings_home() -> Path:
@@ -110,8 +124,11 @@ class _TorchModel:
 class Embedder:
     """Thread-safe, lazily loaded; vectors are L2-normalised so cosine is a dot product.
 
-    `backend`: "auto" (OpenVINO where installed, else torch), "torch" or "openvino".
-    `home`: where exports are cached (default: the `TERAG_HOME` setting).
+    `model`: a model spec (`spec.parse_spec`). `backend` (sentence-transformers models):
+    "auto" (OpenVINO where installed, else torch), "torch" or "openvino". `home`: where exports
+    are cached (default: the `TERAG_HOME` setting). `prefixes`: (query, passage) prefixes, by
+    default the ones the model family was trained with (`spec.model_prefixes`). `settings`: where
+    the Ollama host and the embeddings endpoint come from (default: `Settings()`).
     """
 
     def __init__(
@@ -120,10 +137,15 @@ class Embedder:
         batch_size: int = 64,
         backend: Backend = "auto",
         home: Path | None = None,
+        prefixes: tuple[str, str] | None = None,
+        settings: Settings | None = None,
     ) -> None:
         if backend not in BACKENDS:
             raise SettingsError(f"embedding backend must be one of {BACKENDS}, not {backend!r}")
+        self.spec = model_spec(model)  # refuses a malformed spec before anything loads
         self.model_name = model
+        self.query_prefix, self.passage_prefix = prefixes or model_prefixes(model_id(model))
+        self._settings = settings
         self.batch_size = batch_size
         self.requested_backend = backend
         self._home = home
@@ -137,12 +159,38 @@ class Embedder:
                 # Offline without HF_HUB_OFFLINE (which would hold for the whole process): a
                 # local model folder is loaded with local_files_only (see `local_only`).
                 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-                if onnx_models.is_packaged(self.model_name):
+                if self.spec.kind == "packaged":
                     self._model, self._backend = self._open_packaged()
-                else:
-                    path = embedding_model_path(self.model_name)
+                elif self.spec.kind == "st":
+                    path = embedding_model_path(self.spec.target)
                     self._model, self._backend = self._open(path)
+                else:
+                    self._model, self._backend = self._open_other(self.spec)
             return self._model
+
+    def _open_other(self, spec: ModelSpec) -> tuple[_Model, str]:
+        if spec.kind == "onnx":
+            precision = openvino_precision()
+            model = onnx_models.OnnxFolderModel(Path(spec.target), precision)
+            return model, f"onnx-{precision}"
+        from terag_neo4j.embeddings.remote import OllamaModel, OpenAIModel
+
+        if self._settings is None:
+            from terag_neo4j.config import Settings
+
+            self._settings = Settings()
+        s = self._settings
+        if spec.kind == "ollama":
+            return OllamaModel(spec.target, s.ollama_host), "ollama"
+        if spec.kind == "openai":
+            if not s.embedding_url:
+                raise SettingsError(
+                    f"{self.model_name} needs the endpoint's base URL: set TERAG_EMBEDDING_URL "
+                    "(e.g. https://api.openai.com/v1) and TERAG_EMBEDDING_API_KEY"
+                )
+            key = s.embedding_api_key.get_secret_value() if s.embedding_api_key else None
+            return OpenAIModel(spec.target, s.embedding_url, key), "openai"
+        raise SettingsError(f"{self.model_name} is not an embedding model spec (docs/embedders.md)")
 
     def _open_packaged(self) -> tuple[_Model, str]:
         if self.requested_backend == "torch" or not openvino_available():
@@ -177,9 +225,13 @@ class Embedder:
     @property
     def backend(self) -> str:
         """The backend in use: "torch", "openvino-bf16" or "openvino-f32" (loads the model)."""
-        if self._backend is None and (
-            self.requested_backend == "torch"
-            or (self.requested_backend == "auto" and not openvino_available())
+        if (
+            self._backend is None
+            and self.spec.kind == "st"
+            and (
+                self.requested_backend == "torch"
+                or (self.requested_backend == "auto" and not openvino_available())
+            )
         ):
             return "torch"
         self._load()
@@ -190,10 +242,17 @@ class Embedder:
     def dimensions(self) -> int:
         return self._load().dimensions
 
+    def embed_query(self, query: str) -> Vectors:
+        """The question's vector, with the model's query prefix (`embed` puts the passage one:
+        passages, concept names and a question's entities compare with each other)."""
+        return self._load().encode([self.query_prefix + query], 1)[0]
+
     def embed(self, texts: Sequence[str], show_progress: bool = False) -> Vectors:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         model = self._load()
+        if self.passage_prefix:
+            texts = [self.passage_prefix + t for t in texts]
         if not show_progress:
             return model.encode(list(texts), self.batch_size)
         from tqdm import tqdm
@@ -202,6 +261,21 @@ class Embedder:
         for i in tqdm(range(0, len(texts), step), desc="embedding", unit="chunk"):
             parts.append(model.encode(list(texts[i : i + step]), self.batch_size))
         return np.concatenate(parts)
+
+
+def settings_embedder(model: str, settings: Settings) -> Embedder:
+    """An `Embedder` of `model` as `settings` configure it. TERAG_EMBEDDING_QUERY_PREFIX and
+    _PASSAGE_PREFIX are TERAG_EMBEDDING_MODEL's: another model (a namespace's recorded one) is
+    used with its family's prefixes."""
+    ident = model_id(model)
+    query, passage = model_prefixes(ident)
+    if ident == model_id(settings.embedding_model):
+        query = (
+            query if settings.embedding_query_prefix is None else settings.embedding_query_prefix
+        )
+        if settings.embedding_passage_prefix is not None:
+            passage = settings.embedding_passage_prefix
+    return Embedder(model, settings.embedding_batch, prefixes=(query, passage), settings=settings)
 
 
 class CachedEmbedder:
@@ -233,6 +307,9 @@ class CachedEmbedder:
         backend = self.embedder.backend
         # torch keeps the key it always had, so caches written before backends existed stay valid.
         name = self.embedder.model_name
+        prefix = getattr(self.embedder, "passage_prefix", "")
+        if prefix:
+            name = f"{name}\x1fpassage={prefix}"
         return name if backend == "torch" else f"{name}\x1f{backend}"
 
     def _key(self, text: str, tag: str | None = None) -> str:
@@ -267,6 +344,11 @@ class CachedEmbedder:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def cached_embedder(model: str, settings: Settings) -> CachedEmbedder:
+    """`settings_embedder` with the persistent cache in the settings' home."""
+    return CachedEmbedder(settings_embedder(model, settings), settings.home / "embeddings.sqlite3")
 
 
 # Either kind embeds the same way (`embed`, `dimensions`, `model_name`).

@@ -173,3 +173,83 @@ class OnnxOpenVinoModel:
             0,
             lambda result, mask: self._pool(result[0], mask),
         )
+
+
+def _folder_file(folder: Path, names: tuple[str, ...], what: str) -> Path:
+    for name in names:
+        if (folder / name).is_file():
+            return folder / name
+    raise PackagedModelError(f"{folder} holds no {what} ({' or '.join(names)})")
+
+
+def folder_tokenizer(folder: Path) -> Any:
+    """An ONNX folder's `tokenizer.json` as a transformers fast tokenizer, for sizing passages."""
+    from transformers import PreTrainedTokenizerFast
+
+    file = _folder_file(folder, ("tokenizer.json", "onnx/tokenizer.json"), "tokenizer")
+    return PreTrainedTokenizerFast(tokenizer_file=str(file))  # type: ignore[no-untyped-call]
+
+
+def folder_pooling(folder: Path) -> Literal["cls", "mean"]:
+    """The pooling a sentence-transformers layout names (`1_Pooling/config.json`), else mean."""
+    try:
+        config = json.loads((folder / "1_Pooling" / "config.json").read_text())
+    except (OSError, ValueError):
+        return "mean"
+    return "cls" if config.get("pooling_mode_cls_token") else "mean"
+
+
+def folder_max_length(folder: Path) -> int:
+    try:
+        return int(json.loads((folder / "sentence_bert_config.json").read_text())["max_seq_length"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 512
+
+
+class OnnxFolderModel(OnnxOpenVinoModel):
+    """An encoder exported to ONNX (`model.onnx`, also under `onnx/`) or OpenVINO IR
+    (`model.xml`) beside its `tokenizer.json`, compiled by OpenVINO. A graph that ends at the
+    last hidden state is pooled as the folder's `1_Pooling/config.json` says (else mean); one
+    that ends pooled is only normalised."""
+
+    def __init__(self, folder: Path, precision: str) -> None:
+        model = _folder_file(folder, ("model.onnx", "onnx/model.onnx", "model.xml"), "model file")
+        tokenizer = _folder_file(folder, ("tokenizer.json", "onnx/tokenizer.json"), "tokenizer")
+        spec = OnnxSpec(
+            artifact="",
+            onnx=str(model.relative_to(folder)),
+            tokenizer=str(tokenizer.relative_to(folder)),
+            pooling=folder_pooling(folder),
+            max_seq_length=folder_max_length(folder),
+            dimensions=0,
+            licence="",
+        )
+        super().__init__(folder, spec, precision)
+        self._pooled = self._compiled.output(0).get_partial_shape().rank.get_length() == 2
+        self.dimensions = int(self.encode(["dimension"], 1).shape[1])
+
+    def _pool(self, hidden: Any, mask: npt.NDArray[np.int64]) -> Vectors:
+        if not self._pooled:
+            return super()._pool(hidden, mask)
+        v = np.asarray(hidden, dtype=np.float32)
+        return np.asarray(v / np.linalg.norm(v, axis=1, keepdims=True), dtype=np.float32)
+
+    def encode(self, texts: list[str], batch_size: int) -> Vectors:
+        if self.dimensions:
+            return super().encode(texts, batch_size)
+        # The dimension is the model's: read from one text before anything is sized by it
+        enc = self._tok.encode_batch([t.strip() for t in texts])
+        out = self._compiled.create_infer_request().infer(_feeds(self._compiled, enc))
+        mask = np.ones((len(enc), len(enc[0].ids)), dtype=np.int64)
+        return self._pool(out[0], mask)
+
+
+def _feeds(compiled: Any, encodings: list[Any]) -> dict[str, npt.NDArray[np.int64]]:
+    ids = np.array([e.ids for e in encodings], dtype=np.int64)
+    feeds = {
+        "input_ids": ids,
+        "attention_mask": np.ones_like(ids),
+        "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
+    }
+    names = {i.get_any_name() for i in compiled.inputs}
+    return {k: v for k, v in feeds.items() if k in names}

@@ -69,7 +69,9 @@ class DenseBaseline:
         )
 
     def retrieve(self, query: str, k: int) -> list[str]:
-        q = np.asarray(self._embedder.embed([query])[0], dtype=np.float32)
+        from terag_neo4j.retrieval.embedders import embed_query  # the model's query prefix
+
+        q = np.asarray(embed_query(self._embedder, query), dtype=np.float32)  # type: ignore[arg-type]
         scores = self._matrix @ q
         # Stable sort on the negated scores: ties keep corpus order, so runs are reproducible.
         order = np.argsort(-scores, kind="stable")[:k]

@@ -97,10 +97,10 @@ class BenchRunner:
             self.methods["bm25"] = run_simple("bm25", "bm25", qs, bm25.retrieve, self.score)
             log.info("bm25: %s", self.methods["bm25"].scores())
         if "dense" in self.config.methods:
-            from terag_neo4j.embeddings import CachedEmbedder, Embedder
+            from terag_neo4j.embeddings import CachedEmbedder, settings_embedder
 
             embedder = CachedEmbedder(
-                Embedder(self.settings.embedding_model, self.settings.embedding_batch),
+                settings_embedder(self.settings.embedding_model, self.settings),
                 self.settings.home / "embeddings.sqlite3",
             )
             try:

@@ -91,10 +91,16 @@ def default_tokenizer(model: str | None = None) -> object:
 
     from terag_neo4j.embeddings import DEFAULT_MODEL, embedding_model_path, settings_home
     from terag_neo4j.embeddings import onnx as onnx_models
+    from terag_neo4j.embeddings.model import model_spec
 
     if model and onnx_models.is_packaged(model):
         return onnx_models.sizing_tokenizer(model, settings_home())
-    path = str(embedding_model_path(model or DEFAULT_MODEL))
+    spec = model_spec(model) if model else None
+    if spec is not None and spec.kind == "onnx":
+        return onnx_models.folder_tokenizer(Path(spec.target))
+    # A served model's tokenizer is not on this machine: its passages are sized by MiniLM's
+    target = spec.target if spec is not None and spec.kind == "st" else DEFAULT_MODEL
+    path = str(embedding_model_path(target))
     return AutoTokenizer.from_pretrained(path, local_files_only=Path(path).is_dir())
 
 

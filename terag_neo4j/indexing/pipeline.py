@@ -143,7 +143,7 @@ class Indexer(BudgetPhase):
             return report
         self._stop_if_asked("preparing the namespace")
         self.store.ensure_schema()
-        self.store.ensure_search(ns)
+        self.store.ensure_search(ns, dimensions=lambda: int(self.embedder.dimensions))
         self._warn_if_built_differently(ns)
         stale = self._remove_stale(ns, doc_ids, passages, report)
         present = self.store.present_passages(ns, [p.id for p in passages])
@@ -161,7 +161,7 @@ class Indexer(BudgetPhase):
         report.passages_moved = self.store.set_provenance(ns, moved)
         report.count_documents(documents, passages, todo, stale, present)
         if todo:
-            self._check_embedding_dimensions()
+            self._check_embedding_dimensions(ns)
         if report.passages_unchanged:
             log.info(
                 "%d passages already indexed unchanged; skipping them", report.passages_unchanged
@@ -246,12 +246,18 @@ class Indexer(BudgetPhase):
             ns, rows[0]["embedding_model"] if rows else None, self._embedding_model()
         )
 
-    def _check_embedding_dimensions(self) -> None:
-        """Refuse a model whose vectors the vector indexes cannot hold (loads the model); the
-        namespace records the model with its next write (`_meta`)."""
+    def _check_embedding_dimensions(self, ns: str) -> None:
+        """Refuse a model whose vectors the namespace's vector index cannot hold (loads the
+        model); the namespace records the model with its next write (`_meta`)."""
         model, dims = self._embedding_model(), int(self.embedder.dimensions)
-        self.store.check_embedding_dimensions(model, dims)
-        self._embedding_meta = {"embedding_model": model, "embedding_dimensions": dims}
+        self.store.check_embedding_dimensions(ns, model, dims)
+        inner = getattr(self.embedder, "embedder", self.embedder)
+        self._embedding_meta = {
+            "embedding_model": model,
+            "embedding_dimensions": dims,
+            "embedding_query_prefix": getattr(inner, "query_prefix", ""),
+            "embedding_passage_prefix": getattr(inner, "passage_prefix", ""),
+        }
 
     def _meta(self) -> dict[str, Any]:
         meta: dict[str, Any] = {

@@ -12,6 +12,7 @@ class Stage(StrEnum):
     EXTRACTION = "index_extraction"
     QUERY_NER = "query_ner"
     ANSWER = "answer"
+    RERANK = "rerank"  # the reranker's tokens: a local cross-encoder's or an endpoint's
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from terag_neo4j.indexing.extraction import Concept
 from terag_neo4j.results import MatchedConcept
 from terag_neo4j.retrieval.linking import question_spans, select_links, span_keys
 from terag_neo4j.store import GraphStore
+from terag_neo4j.store.search import VECTOR_DIMENSIONS
 
 
 def link_names(
@@ -94,15 +95,18 @@ def _nearest(
     store: GraphStore, namespace: str, vector: list[float], n: int, skip: Sequence[str]
 ) -> list[dict[str, Any]]:
     """The `n` concepts nearest `vector`: from the vector index, or by a scan where the index's
-    candidates run short of `n` (skipped types filtered out after the search)."""
-    rows = store.read(
-        "match_semantic",
-        namespace=namespace,
-        vector=vector,
-        candidates=n * 20,
-        top_n=n,
-        skip_types=skip,
-    )
+    candidates run short of `n` (skipped types filtered out after the search), or where the
+    namespace's model makes vectors of another size than the shared index holds."""
+    rows: list[dict[str, Any]] = []
+    if len(vector) == VECTOR_DIMENSIONS:
+        rows = store.read(
+            "match_semantic",
+            namespace=namespace,
+            vector=vector,
+            candidates=n * 20,
+            top_n=n,
+            skip_types=skip,
+        )
     if len(rows) < n:
         rows = store.read(
             "match_semantic_scan", namespace=namespace, vector=vector, top_n=n, skip_types=skip

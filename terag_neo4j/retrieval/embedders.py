@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from terag_neo4j.embeddings import AnyEmbedder, CachedEmbedder, model_id
+from terag_neo4j.embeddings import AnyEmbedder, CachedEmbedder, Embedder, model_id
 from terag_neo4j.store import check_embedding_model
 
 log = logging.getLogger(__name__)
@@ -49,4 +49,6 @@ def embed_query(embedder: AnyEmbedder, query: str) -> list[float]:
     """The question's vector, computed afresh: questions are not worth a row each in the
     persistent embedding cache (which is for passages and concept names)."""
     model = embedder.embedder if isinstance(embedder, CachedEmbedder) else embedder
+    if isinstance(model, Embedder):  # with the model's query prefix
+        return [float(x) for x in model.embed_query(query)]
     return [float(x) for x in model.embed([query])[0]]

@@ -1,21 +1,24 @@
-"""The embedding model a namespace was built with, and the size of vector the indexes take.
+"""The embedding model a namespace was built with, and the size of vector its index takes.
 
-A namespace records its model (`embedding_model`, `embedding_dimensions` on its Namespace node)
-at its first ingest. Vectors of another model are not comparable with its passages', so an
-ingest or a retrieval with another TERAG_EMBEDDING_MODEL is refused. The vector indexes
-(schema.cypher) take one size of vector for the whole database; Neo4j stores a vector of another
-size without indexing it, so a model of another size is refused before anything is written.
+A namespace records its model (`embedding_model`, `embedding_dimensions`, and the prefixes it
+embedded with, on its Namespace node) at its first ingest. Vectors of another model are not
+comparable with its passages', so an ingest or a retrieval with another model is refused. Each
+namespace's passage vector index is made at its model's dimension (store/search.py); Neo4j
+stores a vector of another size without indexing it, so such a vector is refused before
+anything is written. The concept index is shared and holds 384-dimensional vectors; a
+namespace of another size matches its concepts by an exact scan instead.
 """
 
 from __future__ import annotations
 
 from terag_neo4j.store.connection import GraphStoreError
 from terag_neo4j.store.core import StoreCore
+from terag_neo4j.store.ids import vector_index
 
 
 class EmbeddingModelMismatch(GraphStoreError):
     """TERAG_EMBEDDING_MODEL is not the model the namespace was built with, or makes vectors the
-    database's vector indexes cannot hold."""
+    namespace's vector index cannot hold."""
 
 
 def check_embedding_model(namespace: str, recorded: str | None, model: str) -> None:
@@ -31,21 +34,19 @@ def check_embedding_model(namespace: str, recorded: str | None, model: str) -> N
 
 
 class EmbeddingModelPin(StoreCore):
-    def vector_dimensions(self) -> dict[str, int]:
-        """{vector index name: the vector size it holds} of the project's vector indexes."""
-        return {
-            str(r["name"]): int(r["dimensions"])
-            for r in self.read("vector_dimensions")
-            if r["dimensions"] is not None
-        }
+    def namespace_dimensions(self, namespace: str) -> int | None:
+        """The vector size the namespace's passage index holds (None: it has none yet)."""
+        rows = self.read("namespace_vector_dimensions", index=vector_index(namespace))
+        size = rows[0]["dimensions"] if rows else None
+        return int(size) if size is not None else None
 
-    def check_embedding_dimensions(self, model: str, dimensions: int) -> None:
-        """Refuse a model whose vectors the vector indexes cannot hold."""
-        wrong = {n: d for n, d in self.vector_dimensions().items() if d != dimensions}
-        if wrong:
-            name, size = sorted(wrong.items())[0]
+    def check_embedding_dimensions(self, namespace: str, model: str, dimensions: int) -> None:
+        """Refuse a model whose vectors the namespace's vector index cannot hold."""
+        size = self.namespace_dimensions(namespace)
+        if size is not None and size != dimensions:
             raise EmbeddingModelMismatch(
                 f"TERAG_EMBEDDING_MODEL={model!r} makes {dimensions}-dimensional vectors, but "
-                f"this database's vector index {name} holds {size}-dimensional ones (Neo4j "
-                f"would store the vectors without indexing them): use a {size}-dimensional model"
+                f"namespace {namespace!r} holds {size}-dimensional ones (Neo4j would store them "
+                f"without indexing them): set TERAG_EMBEDDING_MODEL to the {size}-dimensional "
+                "model it was built with, or index into another namespace"
             )

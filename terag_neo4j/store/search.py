@@ -10,7 +10,7 @@ and dropped with it; a namespace written by an older version is moved over on fi
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from neo4j.exceptions import ClientError
@@ -22,7 +22,9 @@ from terag_neo4j.store.ids import fold, passage_label, text_index, vector_index
 
 log = logging.getLogger(__name__)
 
-VECTOR_DIMENSIONS = 384  # the concept index's size too (schema.cypher); checked at index time
+# The shared concept index's size (schema.cypher), and a namespace's passage index's where its
+# model's dimension is not known (one made before dimensions were recorded)
+VECTOR_DIMENSIONS = 384
 INDEX_WAIT_S = 600
 
 
@@ -41,9 +43,16 @@ class SearchIndexes(StoreCore):
             self._searchable = set()
         return self._searchable
 
-    def ensure_search(self, namespace: str, state: dict[str, Any] | None = None) -> None:
+    def ensure_search(
+        self,
+        namespace: str,
+        state: dict[str, Any] | None = None,
+        dimensions: Callable[[], int] | None = None,
+    ) -> None:
         """Make the namespace's indexes (idempotent), put every passage into them and wait until
-        they are online. `state` is the namespace's `namespace_version` row, when read."""
+        they are online. `state` is the namespace's `namespace_version` row, when read;
+        `dimensions` gives its embedding model's vector size (asked only when an index is made;
+        else the size the namespace recorded, else VECTOR_DIMENSIONS)."""
         ready = self._search_ready()
         if namespace in ready:
             return
@@ -51,7 +60,9 @@ class SearchIndexes(StoreCore):
             ready.add(namespace)
             return
         try:
-            self._create_indexes(namespace)
+            recorded = (state or {}).get("embedding_dimensions")
+            dims = int(recorded or (dimensions() if dimensions else VECTOR_DIMENSIONS))
+            self._create_indexes(namespace, dims)
             moved = self._backfill(namespace)
             self.write_tx(
                 lambda tx: tx.run(
@@ -71,7 +82,7 @@ class SearchIndexes(StoreCore):
             log.info("moved %d passages of %r into its own search indexes", moved, namespace)
         ready.add(namespace)
 
-    def _create_indexes(self, namespace: str) -> None:
+    def _create_indexes(self, namespace: str, dimensions: int) -> None:
         label = passage_label(namespace)
         names: dict[str, Any] = {
             "text_index": text_index(namespace),
@@ -82,7 +93,7 @@ class SearchIndexes(StoreCore):
             with self.session() as s:
                 for stmt in cypher_statements("namespace_indexes"):
                     s.run(
-                        stmt.replace("__LABEL__", label), dimensions=VECTOR_DIMENSIONS, **names
+                        stmt.replace("__LABEL__", label), dimensions=dimensions, **names
                     ).consume()
                 for name in names.values():
                     s.run(load_cypher("await_index"), name=name, seconds=INDEX_WAIT_S).consume()

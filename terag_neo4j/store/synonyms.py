@@ -9,6 +9,7 @@ from neo4j import ManagedTransaction
 
 from terag_neo4j.store.core import StoreCore, chunks
 from terag_neo4j.store.cypher import load_cypher
+from terag_neo4j.store.search import VECTOR_DIMENSIONS
 
 
 class Synonyms(StoreCore):
@@ -28,12 +29,16 @@ class Synonyms(StoreCore):
         the number of edges made or found.
         """
         uids = [r["uid"] for r in self.read("unlinked_concepts", namespace=namespace)]
+        state = self.read("namespace_version", namespace=namespace)
+        dims = state[0]["embedding_dimensions"] if state else None
+        # The shared concept index holds one size of vector; another model's concepts are scanned
+        query = "link_synonyms" if dims in (None, VECTOR_DIMENSIONS) else "link_synonyms_scan"
         links = 0
         for chunk in chunks(uids, 500):
 
             def work(tx: ManagedTransaction, chunk: Sequence[str] = chunk) -> int:
                 rec = tx.run(
-                    load_cypher("link_synonyms"),
+                    load_cypher(query),
                     uids=chunk,
                     threshold=threshold,
                     cap=cap,

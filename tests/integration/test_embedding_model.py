@@ -1,6 +1,6 @@
 """The embedding model is pinned to the namespace it built: a client on another model embeds
-that namespace's questions and passages with the recorded one, a model whose vectors do not fit
-the vector index is refused before anything is written, and passages are sized by the configured
+that namespace's questions and passages with the recorded one, a model of another size gets a
+vector index of its size, and passages are sized by the configured
 model's tokenizer.
 Loading the embedder leaves the process environment alone (HF_HUB_OFFLINE among it)."""
 
@@ -151,17 +151,17 @@ def model_of_128_dimensions(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def test_a_model_whose_vectors_do_not_fit_the_vector_index_is_refused(
+def test_a_model_of_another_size_gets_a_vector_index_of_its_size(
     base_settings: Settings, namespace: str, model_of_128_dimensions: Path
 ) -> None:
+    """The namespace's own vector index takes the model's dimension (the shared concept index
+    holds 384: its concepts are matched by a scan), and the namespace records it."""
     settings = base_settings.with_overrides(embedding_model=str(model_of_128_dimensions))
     with TeragClient(settings, namespace=namespace) as client:
-        with pytest.raises(GraphStoreError) as refused:
-            client.index([SAMPLE], progress=False)
-        message = str(refused.value)
-        assert "\n" not in message and "TERAG_EMBEDDING_MODEL" in message
-        assert "128" in message and "384" in message
-        assert not client.store.namespace_exists(namespace)
+        client.index([SAMPLE], progress=False)
+        assert recorded_model(client, namespace) == (str(model_of_128_dimensions), 128)
+        assert client.store.namespace_dimensions(namespace) == 128
+        assert client.retrieve(QUESTION, mode="dense").passages
 
 
 def test_passages_are_sized_by_the_configured_models_tokenizer(

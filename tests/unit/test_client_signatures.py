@@ -13,7 +13,7 @@ import pytest
 
 from terag_neo4j.aio import AsyncTeragClient
 from terag_neo4j.client import TeragClient
-from terag_neo4j.retrieval.retriever import Retriever
+from terag_neo4j.reranking import RerankedRetriever
 
 
 def params(fn: Any) -> list[inspect.Parameter]:
@@ -27,10 +27,10 @@ def test_retrieve_declares_every_argument_it_takes() -> None:
         assert all(p.kind is not p.VAR_KEYWORD for p in got), f"{fn.__qualname__} takes **kw"
         # the retriever's own arguments, by name, annotation and default
         assert [(p.name, p.annotation, p.default) for p in got] == [
-            (p.name, p.annotation, p.default) for p in params(Retriever.retrieve)
+            (p.name, p.annotation, p.default) for p in params(RerankedRetriever.retrieve)
         ], fn.__qualname__
     names = [p.name for p in params(TeragClient.retrieve)]
-    assert {"mode", "entities", "run_id"} <= set(names)
+    assert {"mode", "entities", "run_id", "rerank"} <= set(names)
 
 
 @pytest.mark.parametrize("name", ["index", "retrieve", "answer", "stats", "drop", "delete"])
