@@ -78,6 +78,9 @@ class Settings(BaseSettings):
     # either the least recently used are dropped (a small namespace's is a few MB)
     gds_memory_mb: int = Field(default=1024, ge=1)
     gds_max_projections: int = Field(default=8, ge=1)
+    # Retrieval results kept per client for a question asked again of an unchanged namespace
+    # (any write makes it compute afresh); 0: none
+    query_cache_size: int = Field(default=0, ge=0)
 
     # --- LLM ---
     llm_model: str = "terag-smollm2"

@@ -69,6 +69,16 @@ def register_cli(subparsers: Any) -> None:
     s.add_argument(
         "--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default {DEFAULT_OUT})"
     )
+    s.add_argument(
+        "--baseline-rev",
+        metavar="REV",
+        help="compare with this commit instead, interleaved in one run: single-client latency, "
+        "stages, throughput per core and top-10 identity (eval/interleave.py)",
+    )
+    s.add_argument("--clients", type=int, default=4, help="with --baseline-rev: threads (4)")
+    s.add_argument(
+        "--seconds", type=float, default=15.0, help="with --baseline-rev: per load round (15)"
+    )
     s.set_defaults(func=cmd_bench_latency)
 
 
@@ -96,6 +106,18 @@ def cmd_bench_latency(args: argparse.Namespace) -> int:
     questions = dataset.questions
     ns = args.namespace or index_namespace(dataset.name, args.extractor)
     overrides = parse_overrides(args.set)
+    if args.baseline_rev:
+        from terag_neo4j.eval import interleave
+        from terag_neo4j.eval.runinfo import write_result
+
+        texts = [q.question for q in questions]
+        out = interleave.compare(
+            ns, args.preset, overrides, texts, args.baseline_rev, args.clients, args.seconds
+        )
+        name = f"interleaved_{dataset.name}_{args.preset}_vs_{out['baseline_rev']}"
+        path = write_result(args.out, name, out)
+        print(interleave.report(out) + f"\nwrote {path}")
+        return 0
     settings = Settings().with_overrides(
         namespace=ns, extractor="spacy", preset=args.preset, retrieval=overrides
     )

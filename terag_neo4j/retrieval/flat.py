@@ -15,7 +15,7 @@ without the graph: the baseline to compare the walk with.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -103,16 +103,40 @@ def _both_rankings(
     return row
 
 
+def _text_ranking(store: GraphStore, namespace: str, question: str, top: int) -> dict[str, Any]:
+    (row,) = store.read(
+        "flat_text",
+        text_index=text_index(namespace),
+        lucene=lucene_query(question),
+        top=top,
+        spare=TIE_SPARE,
+    )
+    return row
+
+
 def flat_ranking(
     store: GraphStore,
     namespace: str,
     question: str,
-    vector: Sequence[float],
+    vector: Sequence[float] | Callable[[], Sequence[float]],
     top: int,
     dense_share: float = 0.5,
     scaling: Literal["minmax", "zscore"] = "minmax",
 ) -> FlatRanking:
-    row = _both_rankings(store, "flat", namespace, question, vector, top)
+    """Both rankings scaled and fused. `vector` may be a call that waits for the question's
+    vector (`overlap.Background`): the full-text ranking is then read first, while the question
+    is still being embedded, and the vector ranking after (two round trips instead of one)."""
+    if callable(vector):
+        row = _text_ranking(store, namespace, question, top)
+        row |= store.read(
+            "flat_vector",
+            vector_index=vector_index(namespace),
+            vector=list(vector()),
+            top=top,
+            spare=TIE_SPARE,
+        )[0]
+    else:
+        row = _both_rankings(store, "flat", namespace, question, vector, top)
     scale = _z_scaled if scaling == "zscore" else _scaled
     text, dense = scale(row["text"]), scale(row["vector"])
     return FlatRanking(fuse_scaled(text, dense, dense_share), len(text), len(dense))

@@ -9,7 +9,6 @@ over CO_OCCURRENCE.
 
 from __future__ import annotations
 
-import functools
 import logging
 import threading
 import time
@@ -32,7 +31,7 @@ from terag_neo4j.results import (
     RetrievalResult,
     RetrievedPassage,
 )
-from terag_neo4j.retrieval import gds, walk
+from terag_neo4j.retrieval import gds, restart, walk
 from terag_neo4j.retrieval.concept_match import SemanticMatch, link_names, match_entities
 from terag_neo4j.retrieval.concept_vectors import ensure_concept_vectors
 from terag_neo4j.retrieval.embedders import NamespaceEmbedders, embed_query
@@ -43,15 +42,11 @@ from terag_neo4j.retrieval.flat import (
     flat_ranking,
     rrf_fuse,
 )
+from terag_neo4j.retrieval.overlap import Background
 from terag_neo4j.retrieval.presets import RetrievalConfig
 from terag_neo4j.retrieval.reader import READER_MAX_TOKENS as READER_MAX_TOKENS  # re-exported
 from terag_neo4j.retrieval.reader import cite, read
-from terag_neo4j.retrieval.restart import (
-    dense_seed_weights,
-    paper_weights,
-    passage_seeds,
-    verified_weights,
-)
+from terag_neo4j.retrieval.result_cache import cached_retrieval, prefetched_state
 from terag_neo4j.store import GraphStore, check_namespace
 
 log = logging.getLogger(__name__)
@@ -203,7 +198,7 @@ class Retriever:
         """Every passage (or the `seed_top` most similar) by its min-max-scaled cosine to the
         question raised to `seed_power`, together `seed_weight`."""
         ids, matrix = self.passage_vectors(namespace)
-        return dense_seed_weights(ids, matrix, vector, self.rc)
+        return restart.dense_seed_weights(ids, matrix, vector, self.rc)
 
     def concept_weights(
         self, matches: Sequence[MatchedConcept], flat: FlatRanking | None
@@ -212,7 +207,7 @@ class Retriever:
         if rc.hub_cap:  # a hub carries no walk: it has no relationships in the walk's graph
             matches = [m for m in matches if m.frequency <= rc.hub_cap]
         if rc.weighting != "verified":
-            return paper_weights(matches, rc.weighting, rc.restart_split)
+            return restart.paper_weights(matches, rc.weighting, rc.restart_split)
         if flat is None or not matches:
             return []
         rows = self.store.read(
@@ -221,13 +216,14 @@ class Retriever:
             candidates=sorted(flat.relevance),
         )
         support = {int(r["node"]): [int(p) for p in r["passages"]] for r in rows}
-        return verified_weights(matches, support, flat, rc)
+        return restart.verified_weights(matches, support, flat, rc)
 
     # ------------------------------------------------------------------ ranking
 
     def embed_query(self, query: str, embedder: AnyEmbedder | None = None) -> list[float]:
         return embed_query(embedder or self.embedder, query)
 
+    @cached_retrieval
     def retrieve(
         self,
         query: str,
@@ -253,12 +249,16 @@ class Retriever:
         mode = mode or ("hybrid" if rc.hybrid else "pagerank")
         timings: dict[str, float] = {}
         t = time.perf_counter()
-        state = self.store.read("namespace_version", namespace=ns)
+        state = prefetched_state(ns) or self.store.read("namespace_version", namespace=ns)
         if not state:
             self.store.require_namespace(ns)
         emb = self.embedders.for_namespace(ns, state[0].get("embedding_model"))
-        # The question is embedded once, when first needed (not at all where no step needs it)
-        question_vector = functools.cache(lambda: self.embed_query(query, emb))
+        # Embedded once, from now on a worker while linking and the full-text ranking run where
+        # a step needs the vector (else when first needed: never, where no step does)
+        question_vector = Background(
+            lambda: self.embed_query(query, emb),
+            start=mode != "pagerank" or rc.seeds != "none" or rc.weighting == "verified",
+        )
         self.store.ensure_search(ns, state[0])
         scope = self.scope(int(state[0]["passages"] or 0)) if mode not in ("dense", "flat") else ""
         if scope == "global":
@@ -300,21 +300,20 @@ class Retriever:
             timings["flat"] = time.perf_counter() - t
             return result
 
-        t = time.perf_counter()
-        if rc.seeds != "none":
-            question_vector()
-        timings["embedding"] = time.perf_counter() - t
         flat: FlatRanking | None = None
         if rc.seeds == "fused" or rc.weighting == "verified":
-            t = time.perf_counter()
-            vec, top = question_vector(), rc.flat_top
+            t = time.perf_counter()  # with any wait for the vector
+            vec, top = question_vector, rc.flat_top
             flat = flat_ranking(self.store, ns, query, vec, top, rc.dense_share, rc.flat_scaling)
             timings["flat"] = time.perf_counter() - t
+        if rc.seeds != "none":
+            question_vector()
+            timings["embedding"] = question_vector.elapsed  # on the worker, overlapped
         t = time.perf_counter()
         result.matches = self.concept_weights(matches, flat)
         seeds: list[list[float]] = []
         if rc.seeds == "fused" and flat is not None:
-            seeds = passage_seeds(flat, rc)
+            seeds = restart.passage_seeds(flat, rc)
         elif rc.seeds == "dense" and rc.seed_weight > 0:
             seeds = self.dense_seeds(ns, question_vector())
         result.restart = [[m.node, m.weight] for m in result.matches] + seeds
