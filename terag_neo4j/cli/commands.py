@@ -93,7 +93,7 @@ def cmd_retrieve(args: argparse.Namespace) -> int:
     if (code := _through_service(args)) is not None:
         return code
     with _client(args) as terag:
-        res = terag.retrieve(args.question, top_k=args.top_k, mode=args.mode)
+        res = terag.retrieve(args.question, top_k=args.top_k, mode=args.mode, rerank=args.rerank)
     emit(args, res, format_retrieval(res))
     return EXIT_OK
 

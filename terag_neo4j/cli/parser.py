@@ -129,6 +129,11 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
                 help="ranking: the graph walk (default), dense only, the walk fused with dense, "
                 "or flat (BM25 and dense fused, no graph: the baseline to compare with)",
             )
+            s.add_argument(
+                "--rerank",
+                action=argparse.BooleanOptionalAction,
+                help="re-score the top passages with TERAG_RERANKER (default: when it is set)",
+            )
         s.add_argument("--url", help=URL_HELP)
         common(s)
         s.set_defaults(func=func)

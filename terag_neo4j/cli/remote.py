@@ -209,6 +209,8 @@ def _retrieve(args: argparse.Namespace, service: Service) -> int:
     body: dict[str, Any] = {"question": args.question, "top_k": _top_k(args)}
     if args.mode:
         body["mode"] = args.mode
+    if getattr(args, "rerank", None) is not None:
+        body["rerank"] = args.rerank
     res = service.call("POST", service.ns(_namespace(args), "/retrieve"), body)
     emit(args, retrieval_json(res), format_retrieval(view(res)))
     return 0

@@ -66,6 +66,7 @@ class TeragGraphRAGRetriever(Retriever):
         client: TeragClient | TeragRemote | None = None,
         namespace: str | None = None,
         mode: Mode | None = None,
+        rerank: bool | None = None,
         neo4j_database: str | None = None,
         settings: Settings | None = None,
         result_formatter: Callable[[neo4j.Record], RetrieverResultItem] | None = None,
@@ -88,6 +89,7 @@ class TeragGraphRAGRetriever(Retriever):
             self.client, self._owns_client = TeragClient(settings, driver=driver, **overrides), True
         self.namespace = namespace
         self.mode: Mode | None = mode
+        self.rerank = rerank  # None: TERAG_RERANKER decides; False skips it, True requires it
         self.result_formatter = result_formatter
         local: Any = self.client
         if getattr(local, "store", None) is None:  # a remote client: the service connects
@@ -102,6 +104,7 @@ class TeragGraphRAGRetriever(Retriever):
         top_k: int = 5,
         namespace: str | None = None,
         mode: Mode | None = None,
+        rerank: bool | None = None,
     ) -> RawSearchResult:
         """Get the top_k passages for query_text by TERAG retrieval.
 
@@ -111,6 +114,8 @@ class TeragGraphRAGRetriever(Retriever):
             namespace (str): The corpus namespace (default: the retriever's).
             mode (str): pagerank, dense, hybrid or flat (default: the retriever's, else the
                 settings').
+            rerank (bool): False skips TERAG_RERANKER's stage, True requires it (default: the
+                retriever's, else whether TERAG_RERANKER is set).
 
         Returns:
             RawSearchResult: one record per passage (content, passage_id, doc_id, title, score,
@@ -122,6 +127,7 @@ class TeragGraphRAGRetriever(Retriever):
             top_k=top_k,
             namespace=namespace or self.namespace,
             mode=mode or self.mode,
+            rerank=self.rerank if rerank is None else rerank,
         )
         records = [
             neo4j.Record(  # type: ignore[no-untyped-call]  # the driver leaves it unannotated

@@ -102,6 +102,9 @@ class TeragRetriever(BaseRetriever):
     mode: Mode | None = Field(
         default=None, description="pagerank, dense, hybrid or flat; None follows the settings."
     )
+    rerank: bool | None = Field(
+        default=None, description="False skips TERAG_RERANKER's stage, True requires it."
+    )
 
     _owned: Any = PrivateAttr(default=None)
     # Closes `_owned` once: on `close()`, or when the retriever is garbage-collected
@@ -205,6 +208,7 @@ class TeragRetriever(BaseRetriever):
             top_k=self.k if k is None else k,
             namespace=namespace or self.namespace,
             mode=mode or self.mode,
+            rerank=self.rerank,
         )
         return to_documents(result)
 

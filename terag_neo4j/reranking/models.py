@@ -72,13 +72,13 @@ class OnnxReranker:
         from tokenizers import Tokenizer
 
         from terag_neo4j.embeddings.onnx import _folder_file, folder_max_length
-        from terag_neo4j.embeddings.openvino import openvino_precision
 
         self.name = name
         ov = load_openvino()
         core = ov.Core()
         model = _folder_file(folder, ("model.onnx", "onnx/model.onnx", "model.xml"), "model file")
-        config = {"INFERENCE_PRECISION_HINT": openvino_precision(), "PERFORMANCE_HINT": "LATENCY"}
+        # f32: a handful of pairs a question costs little, and bf16 reorders close scores
+        config = {"INFERENCE_PRECISION_HINT": "f32", "PERFORMANCE_HINT": "LATENCY"}
         self._compiled = core.compile_model(core.read_model(str(model)), "CPU", config)
         tok = Tokenizer.from_file(str(_folder_file(folder, ("tokenizer.json",), "tokenizer")))
         tok.no_padding()

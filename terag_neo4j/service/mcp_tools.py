@@ -98,19 +98,22 @@ def build_mcp(
         ctx: Context[Any, Any],
         top_k: int = 5,
         mode: Mode | None = None,
+        rerank: bool | None = None,
     ) -> dict[str, Any]:
         """Top passages of a namespace for a question, each with its provenance (source, pages,
         headings, character offsets), and the concepts that linked the question to it. `mode`:
         pagerank (personalised PageRank over the concept graph), flat (BM25 and vector rankings
         fused, no graph), dense (vector only) or hybrid (the walk fused with dense); default: the
-        service's preset."""
+        service's preset. `rerank`: false skips the service's reranker, true requires one."""
         who = scoped(ctx, namespace)
         _question(question, runtime.service.max_question_chars)
         k = max(1, min(int(top_k), 100))
         res = await call(
             as_reader(
                 namespace,
-                lambda c: c.retrieve(question, top_k=k, namespace=namespace, mode=mode),
+                lambda c: c.retrieve(
+                    question, top_k=k, namespace=namespace, mode=mode, rerank=rerank
+                ),
                 who,
             )
         )

@@ -108,11 +108,18 @@ class TeragRemote(_Paths):
         return r.json() if r.content else None
 
     def retrieve(
-        self, query: str, top_k: int = 5, namespace: str | None = None, mode: str | None = None
+        self,
+        query: str,
+        top_k: int = 5,
+        namespace: str | None = None,
+        mode: str | None = None,
+        rerank: bool | None = None,
     ) -> Retrieval:
         body: dict[str, Any] = {"question": query, "top_k": top_k}
         if mode:
             body["mode"] = mode
+        if rerank is not None:
+            body["rerank"] = rerank
         return Retrieval.model_validate(
             self._call("POST", self.ns(namespace, "/retrieve"), json=body)
         )

@@ -74,6 +74,8 @@ async def retrieve(request: Request, namespace: ReadNamespace, body: RetrieveReq
     question to the graph and the tokens spent: the result of `TeragClient.retrieve`."""
     q = _check_question(request, body.question)
     kw: dict[str, Any] = {"mode": body.mode} if body.mode else {}
+    if body.rerank is not None:
+        kw["rerank"] = body.rerank
     res = await runtime(request).call(
         as_reader(namespace, lambda c: c.retrieve(q, top_k=body.top_k, namespace=namespace, **kw))
     )

@@ -147,6 +147,8 @@ class RetrieveRequest(Model):
     question: str = Field(min_length=1, examples=["Who designed the Volkswagen Beetle?"])
     top_k: int = Field(default=5, ge=1, le=100)
     mode: Mode | None = None
+    # False skips the service's reranker (TERAG_RERANKER), True requires one; None: its setting
+    rerank: bool | None = None
 
 
 class AskRequest(Model):
@@ -215,6 +217,7 @@ class Retrieval(Model):
     graph_nodes: int = 0
     graph_relationships: int = 0
     restart: list[list[float]] = Field(default_factory=list)
+    reranker: str = ""  # the reranker that re-scored the passages (score_kind rerank)
 
 
 class Answer(Model):
