@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING, Any
 from fastapi import FastAPI
 from starlette.routing import Route
 
-from terag_neo4j.service import errors, routes_admin, routes_documents, routes_query
+from terag_neo4j.service import (
+    errors,
+    routes_admin,
+    routes_console,
+    routes_documents,
+    routes_query,
+)
 from terag_neo4j.service.jobs import JobRegistry
 from terag_neo4j.service.metrics import Metrics
 from terag_neo4j.service.middleware import FrontDoor, RequireKey
@@ -82,7 +88,13 @@ def create_app(
     app.state.service = service
     app.state.metrics = Metrics(app.state) if service.metrics else None
     errors.install(app)
-    for r in (routes_admin.router, routes_documents.router, routes_query.router):
+    for r in (
+        routes_admin.router,
+        routes_documents.router,
+        routes_query.router,
+        routes_console.api,
+        routes_console.router,
+    ):
         app.include_router(r)
     # The SDK's handler, behind our key check, as a route of this app (a Mount would redirect
     # /mcp to /mcp/, which MCP clients do not follow for POST)

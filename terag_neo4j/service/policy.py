@@ -28,6 +28,10 @@ MCP_BODY_BYTES = 4 * MIB
 PUBLIC_PATHS = frozenset(
     {"/v1/health", "/v1/ready", "/v1/version", "/openapi.json", "/docs", "/redoc"}
 )
+# The console's page and its static files (routes_console): no data in them, so no key; the
+# calls the page makes to /v1 carry the key the user signs in with
+CONSOLE_PAGE = "/"
+CONSOLE_FILES = "/console/"
 NAMESPACES = "/v1/namespaces/"
 # POSTs under a namespace that only read it; every other method but GET/HEAD writes
 READ_POSTS = frozenset({"retrieve", "ask"})
@@ -55,7 +59,9 @@ def classify(method: str, path: str, max_body_bytes: int) -> Rule:
     """The rule for a request. The one table of body limits: documents (JSON, whose one document
     may hold up to MAX_DOCUMENT_CHARS characters) and uploads get `max_body_bytes`
     (TERAG_MAX_BODY_BYTES), MCP calls MCP_BODY_BYTES, everything else QUERY_BODY_BYTES."""
-    if path in PUBLIC_PATHS:
+    if path in PUBLIC_PATHS or (
+        method in SAFE_METHODS and (path == CONSOLE_PAGE or path.startswith(CONSOLE_FILES))
+    ):
         return Rule(True, None, False, QUERY_BODY_BYTES, None)
     if path == "/mcp":
         return Rule(False, None, False, MCP_BODY_BYTES, None)

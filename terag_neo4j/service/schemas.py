@@ -253,6 +253,21 @@ class WhyRetrieved(Model):
     concepts: list[WhyConcept]
 
 
+class KeyScope(Model):
+    """What the presented key reaches: its namespaces (None: every one), and whether it writes."""
+
+    namespaces: list[str] | None
+    write: bool
+
+
+class TopConcept(Model):
+    name: str
+    type: str | None = None
+    entity: bool = False
+    passages: int
+    co_occurring: int
+
+
 class GraphNode(Model):
     id: str
     label: Literal["Concept", "Passage"]
