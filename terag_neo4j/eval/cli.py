@@ -142,6 +142,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from terag_neo4j.eval.bench import BenchConfig, run_bench
     from terag_neo4j.eval.datasets import list_datasets, load_dataset, resolve_dataset
     from terag_neo4j.eval.report import detail_table, write_json, write_summary
+    from terag_neo4j.eval.versus import versus, versus_table
     from terag_neo4j.indexing.documents import InputNotFound
 
     settings = Settings()
@@ -184,9 +185,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
             f"{len(dataset.questions)} questions, extractors {extractors or 'none'}"
         )
         result = run_bench(settings, dataset, config)
+        result["versus"] = versus(result)
         stem = dataset.name + (f"_subset_{dataset.fingerprint()}" if dataset.subset else "")
         path = write_json(result, args.out / f"{stem}.json")
         print(detail_table(result))
+        print(versus_table(result) or "")
         print(f"{dataset.name}: {result['timings_s']['total_s']:.1f}s; wrote {path}")
     for p in write_summary(args.out, plots=not args.no_plots):
         print(f"wrote {p}")

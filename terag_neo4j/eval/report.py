@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from terag_neo4j.eval.versus import versus_table
+
 log = logging.getLogger(__name__)
 
 SUMMARY_MD = "results.md"
@@ -199,6 +201,9 @@ def markdown_report(results: Sequence[dict[str, Any]]) -> str:
             detail_table(r),
             "",
         ]
+        vs = versus_table(r)
+        if vs:
+            parts += [vs, ""]
         types = type_table(r)
         if types:
             parts += [types, ""]

@@ -24,7 +24,9 @@ TERAG_VARIANTS: dict[str, dict[str, Any]] = {
     # baseline a user has without a graph; and the walk's own seeds without the walk (the two
     # rankings min-max scaled and averaged)
     "flat": {},
-    "flat_fused": {"damping": 0.0},
+    "flat_fused": {"damping": 0.0, "final_rank": "walk"},
+    # the final ranking: the walk's order as it is (the default before `final_rank.py`)
+    "walk_order": {"final_rank": "walk"},
     # linking: no concepts at all (the walk spreads the flat ranking), or query NER
     "no_links": {"linking": "none"},
     "ner_linking": {"linking": "ner"},

@@ -75,6 +75,9 @@ class FlatRanking:
     relevance: dict[int, float] = field(default_factory=dict)
     by_text: int = 0  # passages each channel returned
     by_vector: int = 0
+    # each channel's nodes best first, for the final ranking (`final_rank.py`)
+    text_order: list[int] = field(default_factory=list)
+    vector_order: list[int] = field(default_factory=list)
 
     def top(self, n: int) -> list[tuple[int, float]]:
         ranked = sorted(self.relevance.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -139,7 +142,13 @@ def flat_ranking(
         row = _both_rankings(store, "flat", namespace, question, vector, top)
     scale = _z_scaled if scaling == "zscore" else _scaled
     text, dense = scale(row["text"]), scale(row["vector"])
-    return FlatRanking(fuse_scaled(text, dense, dense_share), len(text), len(dense))
+    return FlatRanking(
+        fuse_scaled(text, dense, dense_share),
+        len(text),
+        len(dense),
+        [int(n) for n, _ in row["text"] or []],
+        [int(n) for n, _ in row["vector"] or []],
+    )
 
 
 def fuse_scaled(

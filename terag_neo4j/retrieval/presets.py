@@ -90,6 +90,11 @@ class RetrievalConfig(BaseModel):
     # Reciprocal-rank fusion of the walk with the vector ranking
     hybrid: bool = False
 
+    # --- the final ranking (`final_rank.py`): `anchored` keeps the walk's order but pins the
+    # vector ranking's first passage first where BM25 does not contradict it; `walk`: the
+    # walk's order as it is (the paper's).
+    final_rank: Literal["anchored", "walk"] = "anchored"
+
     def describe(self) -> dict[str, Any]:
         return self.model_dump()
 
@@ -109,6 +114,7 @@ PAPER: dict[str, Any] = {
     "orientation": "directed",
     "walk_cooccurrence": True,
     "walk_titles": False,
+    "final_rank": "walk",
 }
 PRESETS: dict[str, dict[str, Any]] = {"default": {}, "paper": PAPER}
 PresetName = Literal["default", "paper"]

@@ -31,7 +31,7 @@ from terag_neo4j.results import (
     RetrievalResult,
     RetrievedPassage,
 )
-from terag_neo4j.retrieval import gds, restart, walk
+from terag_neo4j.retrieval import final_rank, gds, restart, walk
 from terag_neo4j.retrieval.concept_match import SemanticMatch, link_names, match_entities
 from terag_neo4j.retrieval.concept_vectors import ensure_concept_vectors
 from terag_neo4j.retrieval.embedders import NamespaceEmbedders, embed_query
@@ -345,7 +345,7 @@ class Retriever:
             dense = dense_passages(self.store, ns, question_vector(), max(k, 50))
             ranked = rrf_fuse([ranked, dense], k)
             timings["dense"] = time.perf_counter() - t
-        result.passages = ranked[:k]
+        result.passages = final_rank.finish(self.store, rc, mode, flat, ranked, k, timings)
         return result
 
     def _walk(
