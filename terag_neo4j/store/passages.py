@@ -312,6 +312,17 @@ class PassageWrites(NamespaceAdmin):
             out.setdefault(r["norm"], []).append(r["uid"])
         return out
 
+    def concept_prefixes(
+        self, namespace: str, prefixes: Sequence[str]
+    ) -> dict[str, tuple[list[str], bool]]:
+        """{prefix: (uids of the concepts so named, whether it begins a longer name)} for the
+        `prefixes` that are either (`concept_prefixes.cypher`)."""
+        out: dict[str, tuple[list[str], bool]] = {}
+        for chunk in chunks(list(prefixes), 20_000):
+            for r in self.read("concept_prefixes", namespace=namespace, prefixes=list(chunk)):
+                out[r["prefix"]] = (list(r["uids"]), bool(r["longer"]))
+        return out
+
     def ingest_lease(self, namespace: str, seconds: float, run_id: str = "manual") -> None:
         """Hold for `seconds` (or, with 0, give back) the ingest lease of run `run_id` on the
         namespace (`ingest_lease.cypher`)."""
