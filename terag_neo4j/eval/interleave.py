@@ -170,10 +170,16 @@ def compare(
     seconds: float,
     rounds: int = 2,
     top_k: int = 10,
+    current_rev: str | None = None,
 ) -> dict[str, Any]:
-    """Interleave this tree and `rev` over `questions` (see the module's docstring)."""
+    """Interleave this tree (or the commit `current_rev`) and `rev` over `questions` (see the
+    module's docstring)."""
     base_tree, sha = worktree(rev)
-    sides = [Side("current", REPO), Side(f"baseline {sha}", base_tree)]
+    current = Side("current", REPO)
+    if current_rev:
+        tree, current_sha = worktree(current_rev)
+        current = Side(f"current {current_sha}", tree)
+    sides = [current, Side(f"baseline {sha}", base_tree)]
     cfg = {"namespace": namespace, "preset": preset, "overrides": overrides, "warmup": questions[0]}
     pid = _neo4j_pid()
     cores = os.cpu_count() or 1

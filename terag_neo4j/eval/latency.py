@@ -75,6 +75,9 @@ def register_cli(subparsers: Any) -> None:
         help="compare with this commit instead, interleaved in one run: single-client latency, "
         "stages, throughput per core and top-10 identity (eval/interleave.py)",
     )
+    s.add_argument(
+        "--rev", metavar="REV", help="with --baseline-rev: this commit in place of the checkout"
+    )
     s.add_argument("--clients", type=int, default=4, help="with --baseline-rev: threads (4)")
     s.add_argument(
         "--seconds", type=float, default=15.0, help="with --baseline-rev: per load round (15)"
@@ -112,7 +115,14 @@ def cmd_bench_latency(args: argparse.Namespace) -> int:
 
         texts = [q.question for q in questions]
         out = interleave.compare(
-            ns, args.preset, overrides, texts, args.baseline_rev, args.clients, args.seconds
+            ns,
+            args.preset,
+            overrides,
+            texts,
+            args.baseline_rev,
+            args.clients,
+            args.seconds,
+            current_rev=args.rev,
         )
         name = f"interleaved_{dataset.name}_{args.preset}_vs_{out['baseline_rev']}"
         path = write_result(args.out, name, out)

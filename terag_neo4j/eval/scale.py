@@ -72,7 +72,7 @@ def measure_size(
             before = client.stats().passages
         except Exception:  # a new namespace
             before = 0
-        ingest_s = write_s = 0.0
+        ingest_s = write_s = grounding_s = extraction_s = 0.0
         added = 0
         for start in range(before - before % CHUNK, size, CHUNK):
             docs = list(read_corpus(folder, start, min(start + CHUNK, size)))
@@ -80,6 +80,8 @@ def measure_size(
             report = client.index(docs, progress=False)
             ingest_s += time.perf_counter() - t
             write_s += report.write_s
+            grounding_s += report.grounding_s
+            extraction_s += report.extraction_s
             added += report.passages_new
             log.info(
                 "%s: %d/%d passages (%.0f/s)",
@@ -104,6 +106,8 @@ def measure_size(
             "added": added,
             "ingest_s": round(ingest_s, 1),
             "write_s": round(write_s, 1),
+            "grounding_s": round(grounding_s, 1),
+            "extraction_s": round(extraction_s, 1),  # replayed, beside the writes
             "ingest_passages_per_s": round(added / ingest_s, 1) if ingest_s else None,
             "store_mib": _dir_mib(db) if db else None,
             "neo4j_mib": process_rss_mib(pid) if pid else {},
@@ -340,6 +344,9 @@ def register_cli(subparsers: Any) -> None:
         metavar="MINUTES",
         help="start no new size after this many minutes (rerun to resume)",
     )
+    s.add_argument(
+        "--prefix", default="scale", help="namespaces are PREFIX_<profile> (default scale)"
+    )
     s.add_argument("--table", action="store_true", help="print the results so far and exit")
     s.set_defaults(func=cmd_scale)
 
@@ -368,6 +375,7 @@ def cmd_scale(args: argparse.Namespace) -> int:
         args.questions,
         args.seed,
         args.stop_after * 60 if args.stop_after is not None else None,
+        args.prefix,
     )
     print(table(state))
     print(f"wrote {state_path} and {args.out / 'scale.png'}")
