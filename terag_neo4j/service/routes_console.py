@@ -2,7 +2,7 @@
 with a Content-Security-Policy that lets the page load nothing but its own files and call
 nothing but this service. The files need no key (they hold no data; every call the page makes
 to /v1 carries the key the user signs in with). Also the two small reads the page needs: what
-the caller's key reaches, and a namespace's most connected concepts.
+the caller's key reaches, and what a namespace's overview shows beyond its counts.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from fastapi import APIRouter, Query, Request, Response
 from terag_neo4j.service.auth import Caller, ReadNamespace
 from terag_neo4j.service.errors import ServiceError
 from terag_neo4j.service.routes_admin import ERRORS, runtime
-from terag_neo4j.service.schemas import KeyScope, TopConcept
+from terag_neo4j.service.schemas import KeyScope, NamespaceOverview, TopConcept
 
 PACKAGE = "terag_neo4j.service"
 FOLDER = "console"
@@ -95,23 +95,32 @@ async def key_scope(principal: Caller) -> KeyScope:
 
 
 @api.get(
-    "/namespaces/{namespace}/concepts",
-    response_model=list[TopConcept],
-    tags=["graph"],
+    "/namespaces/{namespace}/overview",
+    response_model=NamespaceOverview,
+    tags=["namespaces"],
     responses=ERRORS,
 )
-async def top_concepts(
+async def overview(
     request: Request,
     namespace: ReadNamespace,
     limit: Annotated[int, Query(ge=1, le=100)] = 10,
-) -> list[TopConcept]:
-    """The namespace's most connected concepts: by the passages they occur in, then by the
-    concepts they co-occur with."""
+) -> NamespaceOverview:
+    """What the namespace's counts (GET /v1/namespaces/{namespace}) leave out: its most
+    connected concepts (by the passages they occur in, then the concepts they co-occur with),
+    the embedding model its vectors are from, and whether an ingest is writing it now."""
 
-    def work(c: Any) -> list[dict[str, Any]]:
+    def work(c: Any) -> NamespaceOverview:
         c.store.require_namespace(namespace)
-        rows: list[dict[str, Any]] = c.store.read("top_concepts", namespace=namespace, limit=limit)
-        return rows
+        top = c.store.read("top_concepts", namespace=namespace, limit=limit)
+        state = c.store.read("namespace_version", namespace=namespace)
+        row = state[0] if state else {}
+        return NamespaceOverview(
+            namespace=namespace,
+            top_concepts=[TopConcept.model_validate(r) for r in top],
+            embedding_model=row.get("embedding_model"),
+            embedding_dimensions=row.get("embedding_dimensions"),
+            ingesting=bool(row.get("ingesting")),
+        )
 
-    rows = await runtime(request).call(work)
-    return [TopConcept.model_validate(r) for r in rows]
+    result: NamespaceOverview = await runtime(request).call(work)
+    return result

@@ -268,6 +268,15 @@ class TopConcept(Model):
     co_occurring: int
 
 
+class NamespaceOverview(Model):
+    namespace: str
+    top_concepts: list[TopConcept]
+    embedding_model: str | None = None
+    embedding_dimensions: int | None = None
+    # An ingest holds the namespace's write lease now
+    ingesting: bool = False
+
+
 class GraphNode(Model):
     id: str
     label: Literal["Concept", "Passage"]

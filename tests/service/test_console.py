@@ -86,19 +86,24 @@ def test_key_scope_tells_each_key_what_it_reaches(service: Service) -> None:
 
 
 @pytest.mark.integration
-def test_most_connected_concepts_are_scoped_and_ordered(service: Service) -> None:
+def test_the_overview_has_the_most_connected_concepts_and_the_embedder(service: Service) -> None:
     with service.client(KEY_A_READ) as http:
-        r = http.get(f"/v1/namespaces/{service.ns_a}/concepts", params={"limit": 5})
+        r = http.get(f"/v1/namespaces/{service.ns_a}/overview", params={"limit": 5})
     assert r.status_code == 200, r.text
-    top = r.json()
+    got = r.json()
+    top = got["top_concepts"]
     assert 0 < len(top) <= 5
     assert [c["passages"] for c in top] == sorted((c["passages"] for c in top), reverse=True)
     assert top[0]["passages"] >= 2 and all(c["name"] for c in top)
+    # The sample corpus names Volkswagen in most of its passages
+    assert "Volkswagen" in {c["name"] for c in top}
+    assert got["embedding_model"] and got["embedding_dimensions"] > 0
+    assert got["ingesting"] is False
     with service.client(KEY_B) as http:
-        assert http.get(f"/v1/namespaces/{service.ns_a}/concepts").status_code == 403
-        assert http.get("/v1/namespaces/no-such-ns-here/concepts").status_code == 403
+        assert http.get(f"/v1/namespaces/{service.ns_a}/overview").status_code == 403
+        assert http.get("/v1/namespaces/no-such-ns-here/overview").status_code == 403
     with service.client(KEY_ALL) as http:
-        assert http.get("/v1/namespaces/no-such-ns-here/concepts").status_code == 404
+        assert http.get("/v1/namespaces/no-such-ns-here/overview").status_code == 404
 
 
 @pytest.mark.parametrize("name", ["js/documents.js"])

@@ -320,6 +320,8 @@ def test_upload_two_files_and_watch_the_job_finish(
 def test_a_read_only_key_sees_no_write_controls(
     chrome: Any, console: tuple[Service, str], tmp_path: Path
 ) -> None:
+    from selenium.webdriver.common.keys import Keys
+
     svc, _ = console
     page = Page(chrome, svc.url, tmp_path)
     page.sign_in(KEY_A_READ)
@@ -331,6 +333,19 @@ def test_a_read_only_key_sees_no_write_controls(
     assert not page.all("#documents button"), "a read-only key got document buttons"
     assert not page.all("#jobs button")
     page.check_requests(KEY_A_READ)
+
+    # The keyboard moves between views; each view fits a phone's width
+    page.css("#tab-documents").send_keys(Keys.ARROW_RIGHT)
+    page.wait.until(lambda d: page.css("#view-overview").is_displayed())
+    assert chrome.switch_to.active_element.get_attribute("id") == "tab-overview"
+    chrome.set_window_size(390, 844)
+    for name in ("ask", "why", "documents", "overview"):
+        page.tab(name)
+        overflow = chrome.execute_script(
+            "return document.documentElement.scrollWidth - window.innerWidth"
+        )
+        assert overflow <= 1, f"the {name} view is {overflow}px wider than a phone"
+    page.shot("phone")
 
 
 def test_a_refused_key_stays_signed_out(

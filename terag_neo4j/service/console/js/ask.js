@@ -48,7 +48,10 @@ function renderAnswer(text, citations) {
 
 function renderRetrieval(r, reader) {
   const ul = clear($("concepts"));
-  for (const m of r.matches || []) {
+  // A name can match as an entity and as a concept: one chip, its strongest match
+  const named = new Map();
+  for (const m of r.matches || []) if (!named.has(m.name) || named.get(m.name).weight < m.weight) named.set(m.name, m);
+  for (const m of named.values()) {
     ul.append(el("li", { class: "chip", title: `${m.match} match, weight ${fmt(m.weight)}` },
       m.name, el("span", { class: "hint" }, " " + fmt(m.weight, 3))));
   }

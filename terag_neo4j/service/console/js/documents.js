@@ -107,7 +107,11 @@ function poll() {
       try {
         const now = await get("/v1/jobs/" + encodeURIComponent(j.id));
         if (ns !== context.namespace) return;
-        if (FINISHED.has(now.state)) finished = true;
+        if (FINISHED.has(now.state)) {
+          finished = true;
+          notice(`Job ${now.id} ${now.state}: ${now.passages_done} passage(s) of ${now.documents_done} document(s)` +
+            (now.errors.length ? `, ${now.errors.length} error(s)` : "") + ".", now.state === "succeeded" ? "" : "warn");
+        }
         jobs.set(now.id, now);
       } catch (_) { /* the next poll tries again */ }
     }

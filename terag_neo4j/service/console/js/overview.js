@@ -4,10 +4,8 @@ import { get, nsPath } from "./api.js";
 import { $, clear, el, fmt, table } from "./ui.js";
 
 async function load(ns, isCurrent) {
-  const [s, top] = await Promise.all([
-    get(nsPath(ns)),
-    get(nsPath(ns, "concepts") + "?limit=10"),
-  ]);
+  const [s, more] = await Promise.all([get(nsPath(ns)), get(nsPath(ns, "overview") + "?limit=10")]);
+  const top = more.top_concepts;
   if (!isCurrent()) return;
   table($("counts"), null, [
     ["passages", fmt(s.passages)], ["concepts", fmt(s.concepts)],
@@ -17,14 +15,16 @@ async function load(ns, isCurrent) {
   const runs = s.runs || [];
   const last = runs.length ? runs[runs.length - 1] : {};
   table($("built"), null, [
-    ["extractor", s.extractor || "–"], ["embedding model", s.model || last.embedder || "–"],
+    ["extractor", s.extractor + (s.model ? ` (${s.model})` : "")],
+    ["embedding model", more.embedding_model
+      ? `${more.embedding_model}` + (more.embedding_dimensions ? `, ${more.embedding_dimensions} dimensions` : "") : "–"],
     ["created", s.created || "–"], ["updated", s.updated || "–"],
     ["indexing tokens", `${fmt(s.input_tokens)} in, ${fmt(s.output_tokens)} out`],
   ]);
   table($("top-concepts"), ["concept", "type", "passages", "co-occurring"],
     top.map((c) => [c.name, (c.entity ? "entity " : "") + (c.type || ""), fmt(c.passages), fmt(c.co_occurring)]));
   const rows = [["co-occurrence", s.cooccurrence === "lazy" ? "built on first query" : "kept up to date"],
-    ["ingest runs", fmt(runs.length)]];
+    ["ingest runs", fmt(runs.length)], ["ingesting now", more.ingesting ? "yes" : "no"]];
   if (last.started) rows.push(["last run", `${last.started}` + (last.passages != null ? `, ${fmt(last.passages)} passages` : "")]);
   for (const p of s.projections || []) {
     rows.push(["GDS projection " + (p.name || ""), `${fmt(p.nodes ?? 0)} nodes, ${fmt(p.relationships ?? 0)} relationships` +

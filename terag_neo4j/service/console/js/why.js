@@ -33,7 +33,7 @@ const STYLE = [
   { selector: "node.passage", style: { "background-color": "#4C8EDA" } },
   { selector: "node.seed", style: { "border-width": 4, "border-color": "#1d3f72" } },
   { selector: "node.neighbour", style: { opacity: 0.75 } },
-  { selector: "node:selected", style: { "overlay-color": "#f5a623", "overlay-opacity": 0.35, "overlay-padding": 6 } },
+  { selector: "node:selected", style: { "border-width": 4, "border-color": "#f5a623" } },
   { selector: "edge", style: { width: 1.5, "line-color": "#b5b5b5", "curve-style": "bezier",
     "target-arrow-shape": "triangle", "target-arrow-color": "#b5b5b5", "arrow-scale": 0.7 } },
   { selector: "edge.co", style: { "line-style": "dashed", "target-arrow-shape": "none" } },
