@@ -245,7 +245,8 @@ class Embedder:
     def embed_query(self, query: str) -> Vectors:
         """The question's vector, with the model's query prefix (`embed` puts the passage one:
         passages, concept names and a question's entities compare with each other)."""
-        return self._load().encode([self.query_prefix + query], 1)[0]
+        vecs: Vectors = self._load().encode([self.query_prefix + query], 1)
+        return np.asarray(vecs[0], dtype=np.float32)
 
     def embed(self, texts: Sequence[str], show_progress: bool = False) -> Vectors:
         if not texts:
