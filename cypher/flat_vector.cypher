@@ -2,4 +2,4 @@
 CALL db.index.vector.queryNodes($vector_index, $top + $spare, $vector)
 YIELD node, score
 WITH node, score ORDER BY score DESC, node.uid LIMIT $top
-RETURN collect([id(node), score]) AS vector
+RETURN collect([id(node), score]) AS vector, head(collect(node.id)) AS vector_first

@@ -18,7 +18,7 @@ Why this rule (measured offline on every bench set, then in `terag bench`; docs/
 - Answering a question that links no concept with the flat ranking instead of the walk from it
   was a wash (novel +1 question in 728, medical -1 in 898, MuSiQue -1 in 100): not done.
 
-Zero LLM tokens; the cost is one read of the pinned passage.
+Zero LLM tokens; a read of the pinned passage only where the walk did not return it.
 """
 
 from __future__ import annotations
@@ -79,6 +79,10 @@ def anchored(
     node = anchor_node(flat.text_order, flat.vector_order)
     if node is None:
         return list(walked[:k])
+    # Usually the walk returned the anchor too: then its passage is at hand, no read needed.
+    own = next((p for p in walked if p.id == flat.vector_first), None)
+    if own is not None:
+        return pin(walked, own, k)
     rows = store.read("passages_by_node", nodes=[node])
     anchor = RetrievedPassage.from_row({**rows[0], "score": 0.0}) if rows else None
     return pin(walked, anchor, k)

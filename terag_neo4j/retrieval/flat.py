@@ -78,6 +78,7 @@ class FlatRanking:
     # each channel's nodes best first, for the final ranking (`final_rank.py`)
     text_order: list[int] = field(default_factory=list)
     vector_order: list[int] = field(default_factory=list)
+    vector_first: str | None = None  # the passage id of vector_order[0]
 
     def top(self, n: int) -> list[tuple[int, float]]:
         ranked = sorted(self.relevance.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -148,6 +149,7 @@ def flat_ranking(
         len(dense),
         [int(n) for n, _ in row["text"] or []],
         [int(n) for n, _ in row["vector"] or []],
+        row.get("vector_first"),
     )
 
 

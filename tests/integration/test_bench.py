@@ -72,6 +72,11 @@ def test_bench_cli_on_a_slice(
             f"terag-{ext}/{v}" for v in DEFAULT_METHODS if v not in ("bm25", "dense", "terag")
         }
     assert set(result["methods"]) == expected
+    # per question, each method against dense and against flat RRF: wins and losses
+    vs = result["versus"]["terag-spacy"]
+    assert set(vs) == {"dense", "flat"} and set(vs["flat"]) == {"R@2", "R@5"}
+    assert all(0 <= w + lost <= LIMIT for w, lost in vs["dense"].values())
+    assert "| vs dense R@2 |" in (out / "results.md").read_text()
     for name, m in result["methods"].items():
         assert 0.0 <= m["recall"]["2"] <= m["recall"]["5"] <= 1.0, name
         assert len(m["per_question"]) == LIMIT
