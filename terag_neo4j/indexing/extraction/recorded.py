@@ -28,6 +28,8 @@ class RecordedExtractor:
     def __init__(self, path: Path) -> None:
         if not path.is_file():
             raise InputNotFound(f"recorded extractions file not found: {path}")
+        # Names become concepts when their passage is extracted: making all of a 1M-passage
+        # recording's concepts up front took minutes, for every client that loaded it.
         self._by_id: dict[str, tuple[Concept, ...]] = {}
         self._raw: dict[str, list[str]] = {}
         models: set[str] = set()
@@ -39,11 +41,18 @@ class RecordedExtractor:
                 except KeyError as e:
                     raise InputError(f"{path}:{lineno}: not a recorded extraction ({e})") from e
                 models.add(str(rec.get("model", "?")))
-                self._by_id[pid] = dedupe(c for e in ents if (c := make_concept("other", str(e))))
                 self._raw[pid] = [str(e) for e in ents]
         self.model = "+".join(sorted(models)) or "?"
         self._path = path
         self._query_backend: SpacyExtractor | None = None
+
+    def _concepts(self, pid: str) -> tuple[Concept, ...] | None:
+        found = self._by_id.get(pid)
+        if found is None and pid in self._raw:
+            names = self._raw[pid]
+            found = dedupe(c for e in names if (c := make_concept("other", e)))
+            self._by_id[pid] = found
+        return found
 
     def extract(self, passages: Sequence[Passage], run_id: str) -> list[Extraction]:
         from terag_neo4j.indexing.extraction.reference_tokens import (
@@ -53,7 +62,7 @@ class RecordedExtractor:
 
         out = []
         for p in passages:
-            concepts = self._by_id.get(p.id)
+            concepts = self._concepts(p.id)
             warnings: tuple[str, ...] = ()
             if concepts is None:
                 warnings = (f"passage {p.id!r} has no recorded extraction in {self._path.name}",)
