@@ -169,35 +169,55 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from terag_neo4j.config import Settings
 
     settings = Settings()
-    need_ollama = (args.extractor or settings.extractor) == "ollama" or args.answer
+    extract_with_llm = (args.extractor or settings.extractor) == "ollama"
     from terag_neo4j.local.services import start_services
 
     if args.prepare:
         start_services(settings, ollama=not args.no_ollama)
         return EXIT_OK
-    # A first run's Ollama build takes minutes: fetch and load the embedder meanwhile.
+    # A first run's Ollama build takes minutes: fetch and load the embedder meanwhile, and show
+    # retrieved passages before Ollama is there.
+    from terag_neo4j.cli import demo
+
     warmed: list[Any] = []
     warm = threading.Thread(target=_warm_embedder, args=(settings, warmed), daemon=True)
     warm.start()
-    ollama_host = start_services(settings, ollama=need_ollama)
+    reader = demo.ollama_in_background(settings) if args.answer or extract_with_llm else None
+    start_services(settings, ollama=False)
     warm.join()
-    if ollama_host is not None:
-        os.environ["OLLAMA_HOST"] = ollama_host
     args.namespace = args.namespace or "demo"
     args.top_k = None
     args.mode = None
+    embedder = warmed[0] if warmed else None
+    early = not args.json
+    if early and extract_with_llm:
+        # Ollama extracts the graph: a minute of extraction on a small machine, after its build
+        # on a first run. The first passages come from a zero-token spaCy graph meanwhile.
+        demo.spacy_preview(_settings(args), embedder, args.question, SAMPLE_DIR)
+    if reader is not None and extract_with_llm:
+        os.environ["OLLAMA_HOST"] = reader.result()
+    shown = False
     # One client: its ledger holds every token the demo spends (extraction, answer).
-    with _client(args, warmed[0] if warmed else None) as terag:
+    with _client(args, embedder) as terag:
         # A file's id is its absolute path (documents.document_id), where the package lives.
         report = terag.index([SAMPLE_DIR], progress=not args.json)
+        if reader is not None and not extract_with_llm:
+            if early and not reader.done():
+                demo.show_passages(report.summary(), terag.retrieve(args.question))
+                shown = True
+            os.environ["OLLAMA_HOST"] = reader.result()
+            terag.settings = terag.settings.with_overrides(ollama_host=os.environ["OLLAMA_HOST"])
         ans = terag.answer(args.question) if args.answer else None
         res = ans.retrieval if ans is not None else terag.retrieve(args.question)
         ledger = terag.ledger.summary()
         info = terag.stats()
     # The answer first (one line), then the passages it was read from, then what it cost, then
-    # what just happened and what to try next.
+    # what just happened and what to try next; the report and passages already shown go first.
     head = f"answer: {ans.answer}\n\n" if ans is not None else ""
-    text = f"{report.summary()}\n\n{head}{format_retrieval(res)}\n\n{ledger}"
+    if shown:
+        text = f"{head}{ledger}"
+    else:
+        text = f"{report.summary()}\n\n{head}{format_retrieval(res)}\n\n{ledger}"
     question, answer = args.question, ans.answer if ans is not None else None
     text += "\n\n" + recap(terag.settings, info, report, question, answer, str(SAMPLE_DIR))
     obj = {"ingest": report.to_record(), "answer": ans.answer if ans else None, "retrieval": res}

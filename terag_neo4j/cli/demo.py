@@ -1,11 +1,77 @@
-"""What `terag demo` tells a new user at the end: what it just did, and what to try next."""
+"""What `terag demo` tells a new user: the passages as soon as they are retrieved, what it just
+did at the end, and what to try next."""
 
 from __future__ import annotations
 
+import logging
 import shlex
+import sys
+import threading
+from concurrent.futures import Future
+from pathlib import Path
 from typing import Any
 
 from terag_neo4j.indexing.report import IngestReport
+
+log = logging.getLogger(__name__)
+
+WAITING = (
+    "the reader (Ollama) is still being built or started: these passages need no LLM; "
+    "the answer follows when it is ready"
+)
+
+
+def ollama_in_background(settings: Any) -> Future[str]:
+    """Ollama started (built first, on a first run: minutes) on a thread of its own, so the
+    demo starts Neo4j, indexes and retrieves meanwhile; the future holds its host. A daemon
+    thread: a demo that fails first does not wait for a build to end."""
+    from terag_neo4j.local.services import ensure_ollama
+
+    done: Future[str] = Future()
+
+    def run() -> None:
+        try:
+            done.set_result(ensure_ollama(settings))
+        except BaseException as e:  # handed to whoever waits for the reader
+            done.set_exception(e)
+
+    threading.Thread(target=run, name="terag-ollama", daemon=True).start()
+    return done
+
+
+def show_passages(head: str, res: Any, note: str = WAITING) -> None:
+    """The retrieved passages now, before the answer (stdout, as the rest of the demo)."""
+    from terag_neo4j.cli.output import format_retrieval
+
+    sys.stdout.write(f"{head}\n\n{format_retrieval(res)}\n\n{note}\n\n")
+    sys.stdout.flush()
+
+
+def spacy_preview(settings: Any, embedder: Any, question: str, sample: Path) -> bool:
+    """For a namespace whose graph Ollama extracts (a minute on a small machine, after Ollama's
+    build on a first run): the sample indexed first into `<namespace>-spacy` by spaCy (zero
+    tokens, seconds) and its passages shown. False, and nothing shown, when spaCy is not
+    installed or the preview fails: the demo goes on."""
+    from terag_neo4j.client import TeragClient
+    from terag_neo4j.errors import TeragError
+
+    ns = f"{settings.namespace}-spacy"
+    try:
+        with TeragClient(
+            settings.with_overrides(extractor="spacy", namespace=ns), embedder=embedder
+        ) as terag:
+            report = terag.index([sample], progress=False)
+            res = terag.retrieve(question)
+    except (TeragError, ImportError) as e:
+        log.info("no passages before Ollama's graph: %s", e)
+        return False
+    head = f"first passages, from a zero-token spaCy graph: {report.summary().splitlines()[0]}"
+    note = (
+        f"next: the graph Ollama extracts into {settings.namespace!r}, its passages and the "
+        "answer (a first run builds Ollama first: minutes)"
+    )
+    show_passages(head, res, note)
+    return True
 
 
 def recap(

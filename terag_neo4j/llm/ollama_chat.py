@@ -153,6 +153,15 @@ class OllamaLLM:
                 f"SmolLM2 GGUF; for another model run `ollama pull {self.model}`."
             )
         if is_transient(exc):
+            from terag_neo4j.local.ollama_binary import build_running
+
+            # The first run's build (minutes) is why nothing answers yet: say how far it is
+            building = build_running(self.settings)
+            if building is not None:
+                return LLMUnavailableError(
+                    f"the reader is still being built: {building}; answers start once it is "
+                    "built and started (`make demo` starts it, otherwise `terag ollama start`)"
+                )
             return LLMUnavailableError(
                 f"Ollama at {self.host} unavailable after {self.attempts} attempts: "
                 f"{type(exc).__name__}: {exc}. "

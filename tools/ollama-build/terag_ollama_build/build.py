@@ -185,15 +185,56 @@ def ensure_binary(
     """The cached Ollama binary; builds it with `go install` when it is missing (minutes).
 
     `progress` is called with each C/C++ file as the build compiles it, and how many it will
-    compile in all (0: unknown)."""
+    compile in all (0: unknown). The count is also kept in a file beside the build's lock, for
+    other processes to tell how far a build is (`build_progress`)."""
     target = binary_path(cache, version)
     if target.is_file() and os.access(target, os.X_OK):
         return target
     with _file_lock(target.parent / "build.lock"):
         if target.is_file() and os.access(target, os.X_OK):
             return target
-        _build(target, tag(version), progress)
+        state = target.parent / PROGRESS_FILE
+        count = 0
+
+        def step(source: str, total: int) -> None:
+            nonlocal count
+            count += 1
+            with contextlib.suppress(OSError):  # the count is only told, never needed
+                state.write_text(json.dumps({"compiled": count, "total": total}))
+            if progress is not None:
+                progress(source, total)
+
+        state.write_text(json.dumps({"compiled": 0, "total": 0}))
+        try:
+            _build(target, tag(version), step)
+        finally:
+            state.unlink(missing_ok=True)
         return target
+
+
+PROGRESS_FILE = "build.progress"
+
+
+def build_progress(cache: Path, version: str) -> tuple[int, int] | None:
+    """(C/C++ files compiled, how many in all or 0) of a build of `version` that another process
+    is running in `cache` now; None when none is (its lock is free, or it is not there)."""
+    folder = binary_path(cache, version).parent
+    lock = folder / "build.lock"
+    if not lock.is_file():
+        return None
+    with lock.open("a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pass  # held: a build is running
+        else:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+            return None
+    try:
+        state = json.loads((folder / PROGRESS_FILE).read_text())
+        return int(state["compiled"]), int(state["total"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0, 0  # held, and nothing compiled yet (or the count is being written)
 
 
 def _build(target: Path, version: str, progress: Callable[[str, int], None] | None = None) -> None:

@@ -110,7 +110,8 @@ async function run(ctx, withReader) {
         renderRetrieval(ev.retrieval, ev);
         status(`Answered in ${((performance.now() - started) / 1000).toFixed(1)} s.`);
       } else if (ev.event === "error") {
-        status("The reader failed: " + ev.error.message);
+        // 503: the reader is not there yet (a first run's Ollama build says how far it is)
+        status((ev.status === 503 ? "No answer yet, the passages are above: " : "The reader failed: ") + ev.error.message);
       }
     }, controller.signal);
   } catch (e) {
