@@ -16,10 +16,10 @@ import functools
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable
 from typing import Any, Concatenate, ParamSpec
 
-from terag_neo4j.results import Mode, RetrievalResult
+from terag_neo4j.results import RetrievalResult
 from terag_neo4j.store import check_namespace
 
 P = ParamSpec("P")
@@ -74,8 +74,7 @@ def cached_retrieval(
     """Wrap `Retriever.retrieve`: a question asked again of an unchanged namespace with the
     same settings gets the kept result (its timings say `cache`), others are computed and kept."""
 
-    @functools.wraps(retrieve)
-    def call(self: Any, query: str, *args: P.args, **kwargs: P.kwargs) -> RetrievalResult:
+    def call(self: Any, query: str, /, *args: P.args, **kwargs: P.kwargs) -> RetrievalResult:
         cache: ResultCache | None = self.__dict__.get("result_cache")
         if cache is None or cache.size != self.settings.query_cache_size:
             cache = self.__dict__["result_cache"] = ResultCache(self.settings.query_cache_size)
@@ -102,6 +101,7 @@ def cached_retrieval(
         cache.put(key, result)
         return result
 
+    functools.update_wrapper(call, retrieve)
     return call
 
 
@@ -116,8 +116,10 @@ def _key(
     retriever: Any, ns: str, row: dict[str, Any], query: str, bound: dict[str, Any]
 ) -> Hashable:
     settings = retriever.settings
-    entities: Sequence[str] | None = bound.get("entities")
-    mode: Mode | None = bound.get("mode")
+    # Every argument but the run's tag (and the namespace, resolved above) shapes the answer
+    asked = tuple(
+        sorted((k, repr(v)) for k, v in bound.items() if k not in ("run_id", "namespace"))
+    )
     return (
         ns,
         row.get("version"),
@@ -125,9 +127,7 @@ def _key(
         row.get("pairs"),
         row.get("embedding_model"),
         query,
-        bound.get("top_k"),
-        mode,
-        None if entities is None else tuple(entities),
+        asked,
         settings.model_dump_json(),
         settings.retrieval.model_dump_json(),
     )
