@@ -197,12 +197,16 @@ def test_sign_in_ask_open_a_citation_and_see_why(
     assert options == [svc.ns_a]
     assert page.css("#access").text == "read and write"
 
-    # A reload keeps the session: the view is interactive from the stored key
-    started = time.monotonic()
+    # A reload keeps the session: the view is interactive from the stored key, the namespace
+    # chosen (the page's own clock, from the navigation's start; the target is 1 s on loopback,
+    # the bound here leaves room for a busy CI machine)
     chrome.refresh()
-    page.wait.until(lambda d: page.css("#question"))
-    interactive_s = time.monotonic() - started
-    assert interactive_s < 10, f"the Ask view took {interactive_s:.1f} s to be usable"
+    page.wait.until(
+        lambda d: page.css("#question") and page.css("#namespace").get_attribute("value")
+    )
+    interactive_ms = chrome.execute_script("return performance.now()")
+    print(f"console: the Ask view was interactive {interactive_ms:.0f} ms after the reload")
+    assert interactive_ms < 5000, f"the Ask view took {interactive_ms:.0f} ms to be usable"
 
     page.css("#question").send_keys(QUESTION)
     page.css("#top-k").clear()
