@@ -345,6 +345,10 @@ class CachedEmbedder:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+        # A served model holds an HTTP connection pool
+        closer = getattr(getattr(self.embedder, "_model", None), "close", None)
+        if callable(closer):
+            closer()
 
 
 def cached_embedder(model: str, settings: Settings) -> CachedEmbedder:
