@@ -2,6 +2,6 @@
 passages of the final ranking (`stage`); `models` loads the kinds TERAG_RERANKER may name."""
 
 from terag_neo4j.reranking.models import Reranker, RerankError, make_reranker
-from terag_neo4j.reranking.stage import RerankedRetriever
+from terag_neo4j.reranking.stage import NoReranker, RerankedRetriever
 
-__all__ = ["RerankError", "RerankedRetriever", "Reranker", "make_reranker"]
+__all__ = ["NoReranker", "RerankError", "RerankedRetriever", "Reranker", "make_reranker"]

@@ -21,9 +21,13 @@ import numpy as np
 from terag_neo4j.llm.ledger import LLMCall, Stage, TokenLedger
 from terag_neo4j.reranking.models import Reranker, RerankError, Scores, make_reranker
 from terag_neo4j.results import Mode, RetrievalResult, RetrievedPassage
-from terag_neo4j.retrieval.retriever import Retriever
+from terag_neo4j.retrieval.retriever import RetrievalError, Retriever
 
 log = logging.getLogger(__name__)
+
+
+class NoReranker(RetrievalError):
+    """Reranking was asked for where no reranker is set (a caller's error, not the model's)."""
 
 
 def reranked(
@@ -72,7 +76,10 @@ class RerankedRetriever(Retriever):
         (`rerank`: None follows TERAG_RERANKER, False skips it, True requires it)."""
         use = bool(self.settings.reranker) if rerank is None else rerank
         if use and not self.settings.reranker:
-            raise RerankError("reranking was asked for but no reranker is set: set TERAG_RERANKER")
+            raise NoReranker(
+                "reranking was asked for but no reranker is set: set TERAG_RERANKER, or ask "
+                "without rerank"
+            )
         k = self.settings.top_k if top_k is None else top_k
         wide = k if not use or isinstance(k, bool) or not isinstance(k, int) or k <= 0 else None
         n = wide if wide is not None else max(k, self.settings.rerank_top)

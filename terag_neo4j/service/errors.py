@@ -38,6 +38,7 @@ STATUS_BY_ERROR: dict[str, int] = {
     "LLMUnavailableError": 503,
     "ModelNotFoundError": 503,
     "LLMError": 502,
+    "RerankError": 502,  # the reranker (an endpoint, or a model that failed) did not answer
     "DependencyError": 501,
     "EmbeddingError": 500,
     "TeragError": 500,

@@ -19,7 +19,7 @@ from pydantic import SecretStr
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
 from terag_neo4j.llm.ledger import Stage
-from terag_neo4j.reranking import RerankError
+from terag_neo4j.reranking import NoReranker
 from terag_neo4j.reranking.stage import passage_text
 from terag_neo4j.results import RetrievalResult
 from tests.fixtures.standin_endpoints import KEY, StandIn
@@ -104,7 +104,7 @@ def test_off_by_default_and_asked_for_without_one(built: tuple[Settings, str]) -
     with TeragClient(settings, namespace=ns) as client:
         res = client.retrieve(QUESTION)
         assert res.score_kind != "rerank" and "rerank" not in res.timings
-        with pytest.raises(RerankError, match="TERAG_RERANKER") as refused:
+        with pytest.raises(NoReranker, match="TERAG_RERANKER") as refused:
             client.retrieve(QUESTION, rerank=True)
     assert "\n" not in str(refused.value)
 

@@ -51,6 +51,16 @@ def test_http_retrieve_is_reranked_unless_asked_not_to(
         assert remote.retrieve(QUESTION, 3, reranking.ns_a, rerank=False).score_kind != "rerank"
 
 
+def test_rerank_asked_of_a_service_without_a_reranker_is_the_callers_error(
+    service: Service,
+) -> None:
+    path = f"/v1/namespaces/{service.ns_a}/retrieve"
+    with service.client(KEY_A) as http:
+        r = http.post(path, json={"question": QUESTION, "rerank": True})
+    assert r.status_code == 422, r.text
+    assert "TERAG_RERANKER" in r.json()["error"]["message"]
+
+
 @pytest.mark.asyncio
 async def test_mcp_search_takes_rerank(reranking: Service) -> None:
     async with http_session(reranking, KEY_A) as s:
