@@ -4,15 +4,26 @@ strict Content-Security-Policy, only the shipped files, and the two reads the pa
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import httpx
 import pytest
 
+from terag_neo4j.config import Settings
 from terag_neo4j.indexing.readers import SUPPORTED_SUFFIXES
 from terag_neo4j.service.routes_console import CSP, shipped
-from tests.service.conftest import KEY_A, KEY_A_READ, KEY_ALL, KEY_B, Service
+from tests.service.conftest import (
+    KEY_A,
+    KEY_A_READ,
+    KEY_ALL,
+    KEY_B,
+    Service,
+    free_port,
+    running_service,
+    service_env,
+)
 
 CONSOLE = Path(__file__).resolve().parents[2] / "terag_neo4j" / "service" / "console"
 
@@ -121,3 +132,31 @@ def test_the_package_ships_every_console_file() -> None:
     assert set(shipped()) == on_disk
     # A small page: the graph library is most of it
     assert sum(len(b) for n, b in shipped().items() if n.endswith((".js", ".css"))) <= 600_000
+
+
+@pytest.mark.integration
+def test_without_a_reader_the_console_still_retrieves_and_ask_says_why(
+    base_settings: Settings, tenants: tuple[str, str], tmp_path: Path
+) -> None:
+    """A service whose Ollama is not there (being built on a first run): it is ready, the page
+    loads, a spaCy-built namespace retrieves, and ask streams its passages, then says the reader
+    is unavailable (503) instead of failing before them."""
+    env = service_env(base_settings, *tenants)
+    env.pop("TERAG_EXTRACTOR")  # the default, Ollama: new graphs would need it, queries not
+    env.update(
+        OLLAMA_HOST=f"http://127.0.0.1:{free_port()}",
+        TERAG_LLM_RETRIES="1",
+        TERAG_LLM_RETRY_BACKOFF_S="0",
+    )
+    with running_service(env, base_settings, tenants, tmp_path / "serve.log") as svc:
+        assert httpx.get(svc.url + "/", timeout=30).status_code == 200
+        body = {"question": "Who designed the Volkswagen Beetle?", "top_k": 3, "stream": True}
+        with (
+            svc.client(KEY_A_READ) as http,
+            http.stream("POST", f"/v1/namespaces/{svc.ns_a}/ask", json=body) as r,
+        ):
+            assert r.status_code == 200
+            lines = [json.loads(x) for x in r.iter_lines() if x.strip()]
+    assert lines[0]["event"] == "passages" and len(lines[0]["passages"]) == 3
+    assert lines[-1]["event"] == "error" and lines[-1]["status"] == 503, lines[-1]
+    assert "Ollama" in lines[-1]["error"]["message"]

@@ -49,7 +49,7 @@ def test_the_reader_says_it_is_still_being_built(tmp_path: Path) -> None:
     if srv.on_path() is not None:
         pytest.skip("an `ollama` on PATH is used, never built")
     settings = Settings().model_copy(
-        update={"home": tmp_path, "ollama_host": "http://127.0.0.1:9", "llm_retries": 0}
+        update={"home": tmp_path, "ollama_host": "http://127.0.0.1:9", "llm_retries": 1}
     )
     llm = OllamaLLM(settings)
     refused = httpx.ConnectError("connection refused")
