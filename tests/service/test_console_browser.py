@@ -318,6 +318,14 @@ def test_upload_two_files_and_watch_the_job_finish(
         job = http.get(f"/v1/jobs/{job_id}").json()
     assert job["state"] == "succeeded" and job["namespace"] == ns_c and job["passages_done"] >= 2
     page.shot("documents")
+    # Delete asks first, then the list and the namespace lose the document
+    page.css('#documents button[aria-label="Delete glider.md"]').click()
+    page.wait.until(lambda d: d.switch_to.alert).accept()
+    page.wait.until(lambda d: len(page.all("#documents [data-document]")) == 1)
+    assert page.all("#documents [data-document]")[0].text == "lighthouse.txt"
+    with svc.client(KEY_C) as http:
+        left = http.get(f"/v1/namespaces/{ns_c}/documents").json()
+    assert [d["id"] for d in left["documents"]] == ["lighthouse.txt"]
     page.check_requests(KEY_C)
 
 
