@@ -89,7 +89,7 @@ class TeragRetriever(BaseRetriever):
     service (anything with their `retrieve`), or `settings` (or neither: `Settings()` from the
     environment); without a client it builds a `TeragClient` on first use and `close()` releases
     it.
-    `k`, `namespace` and `mode` can also be passed per call: `retriever.invoke(q, k=3)`.
+    `k`, `namespace`, `mode` and `rerank` can also be passed per call: `retriever.invoke(q, k=3)`.
     `add_documents` / `delete` (and `aadd_documents` / `adelete`) index and remove LangChain
     documents in the retriever's namespace.
     """
@@ -201,14 +201,19 @@ class TeragRetriever(BaseRetriever):
         return await run_in_executor(None, lambda: self.delete(ids, namespace=namespace))
 
     def _retrieve(
-        self, query: str, k: int | None, namespace: str | None, mode: Mode | None
+        self,
+        query: str,
+        k: int | None,
+        namespace: str | None,
+        mode: Mode | None,
+        rerank: bool | None = None,
     ) -> list[Document]:
         result = self.terag().retrieve(
             query,
             top_k=self.k if k is None else k,
             namespace=namespace or self.namespace,
             mode=mode or self.mode,
-            rerank=self.rerank,
+            rerank=self.rerank if rerank is None else rerank,
         )
         return to_documents(result)
 
@@ -220,8 +225,9 @@ class TeragRetriever(BaseRetriever):
         k: int | None = None,
         namespace: str | None = None,
         mode: Mode | None = None,
+        rerank: bool | None = None,
     ) -> list[Document]:
-        return self._retrieve(query, k, namespace, mode)
+        return self._retrieve(query, k, namespace, mode, rerank)
 
     async def _aget_relevant_documents(
         self,
@@ -231,8 +237,9 @@ class TeragRetriever(BaseRetriever):
         k: int | None = None,
         namespace: str | None = None,
         mode: Mode | None = None,
+        rerank: bool | None = None,
     ) -> list[Document]:
         # Query NER, embedding and the GDS call are CPU or Bolt round-trip bound and the client is
         # synchronous; a worker thread keeps the event loop free (langchain's executor also carries
         # the callback context over).
-        return await run_in_executor(None, self._retrieve, query, k, namespace, mode)
+        return await run_in_executor(None, self._retrieve, query, k, namespace, mode, rerank)

@@ -124,6 +124,8 @@ def test_langchain_and_graphrag_take_the_option(
         assert {d.metadata["score_kind"] for d in docs} == {"rerank"}
         off = TeragRetriever(client=client, k=3, rerank=False).invoke(QUESTION)
         assert {d.metadata["score_kind"] for d in off} == {"pagerank_mass"}
+        per_call = TeragRetriever(client=client, k=3).invoke(QUESTION, rerank=False)
+        assert {d.metadata["score_kind"] for d in per_call} == {"pagerank_mass"}
         graphrag = TeragGraphRAGRetriever(client=client)
         found = graphrag.get_search_results(QUESTION, top_k=3)
         assert [r["passage_id"] for r in found.records] == ids[:3]
