@@ -123,9 +123,6 @@ class Settings(BaseSettings):
     # that model (retrieval/embedders.py)
     embedding_model: str = "bge-small-en-v1.5"
     embedding_batch: int = Field(default=64, ge=1)
-    write_batch: int = Field(default=1000, ge=1)
-
-    # --- retrieval ---
     # `openai:<model>` embedders: the endpoint's base URL (…/v1) and its key
     embedding_url: str | None = None
     embedding_api_key: SecretStr | None = None
@@ -137,6 +134,9 @@ class Settings(BaseSettings):
     reranker: str | None = None
     reranker_api_key: SecretStr | None = None
     rerank_top: int = Field(default=20, ge=1)
+    write_batch: int = Field(default=1000, ge=1)
+
+    # --- retrieval ---
     top_k: int = Field(default=5, ge=1)
     # A named retrieval configuration (presets.py); `retrieval` overrides its knobs one by one
     preset: PresetName = "default"
