@@ -20,8 +20,9 @@ if TYPE_CHECKING:
 DOCUMENTS = """
 MATCH (p:Passage {namespace: $namespace})
 WITH p ORDER BY p.doc_id, p.position
-WITH p.doc_id AS id, collect(p.title)[0] AS title, count(*) AS passages
-RETURN id, title, passages
+WITH p.doc_id AS id, collect(p.title)[0] AS title, count(*) AS passages,
+     collect(p.source)[0] AS source, max(p.page_end) AS pages
+RETURN id, title, passages, source, pages
 ORDER BY id SKIP $offset LIMIT $limit
 """
 DOCUMENT_COUNT = """
@@ -61,7 +62,16 @@ def documents(
     client.store.require_namespace(namespace)
     rows = run_read(client, DOCUMENTS, namespace=namespace, offset=offset, limit=limit)
     total = run_read(client, DOCUMENT_COUNT, namespace=namespace)[0]["total"]
-    docs = [DocumentInfo(id=r["id"], title=r["title"] or "", passages=r["passages"]) for r in rows]
+    docs = [
+        DocumentInfo(
+            id=r["id"],
+            title=r["title"] or "",
+            passages=r["passages"],
+            source=r["source"],
+            pages=r["pages"],
+        )
+        for r in rows
+    ]
     return docs, int(total)
 
 

@@ -106,6 +106,9 @@ class DocumentInfo(Model):
     id: str
     title: str
     passages: int
+    # Where it was read from (its passages' provenance) and its last page, when it has pages
+    source: str | None = None
+    pages: int | None = None
 
 
 class DocumentList(Model):

@@ -117,6 +117,16 @@ def test_the_overview_has_the_most_connected_concepts_and_the_embedder(service: 
         assert http.get("/v1/namespaces/no-such-ns-here/overview").status_code == 404
 
 
+@pytest.mark.integration
+def test_the_document_list_says_where_each_was_read_from(service: Service) -> None:
+    with service.client(KEY_A_READ) as http:
+        docs = http.get(f"/v1/namespaces/{service.ns_a}/documents").json()["documents"]
+    assert len(docs) == 8
+    for d in docs:
+        assert d["source"] and Path(d["source"]).name == Path(d["id"]).name, d
+        assert d["pages"] is None  # Markdown: no pages
+
+
 @pytest.mark.parametrize("name", ["js/documents.js"])
 def test_the_upload_filter_knows_the_services_file_types(name: str) -> None:
     """The page skips files of a type the service cannot read (a folder's stray files) with

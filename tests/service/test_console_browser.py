@@ -314,6 +314,8 @@ def test_upload_two_files_and_watch_the_job_finish(
     page.wait.until(lambda d: len(page.all("#documents [data-document]")) == 2)
     shown = {e.text for e in page.all("#documents [data-document]")}
     assert shown == {"glider.md", "lighthouse.txt"}
+    # Each with where it was read from: the uploaded file's name
+    assert "glider.md" in page.css("#documents tbody tr:first-child td:nth-child(3)").text
     with svc.client(KEY_C) as http:
         job = http.get(f"/v1/jobs/{job_id}").json()
     assert job["state"] == "succeeded" and job["namespace"] == ns_c and job["passages_done"] >= 2

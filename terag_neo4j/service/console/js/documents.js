@@ -160,6 +160,7 @@ async function loadDocuments() {
     const rows = res.documents.map((d) => [
       el("span", { "data-document": d.id }, d.id),
       d.title,
+      el("span", { class: "hint" }, (d.source || "–") + (d.pages ? ` · ${d.pages} pages` : "")),
       fmt(d.passages),
       write ? el("span", { class: "actions" },
         // A file upload's id is its name: re-indexing sends a new file under that name
@@ -168,7 +169,7 @@ async function loadDocuments() {
         el("button", { type: "button", class: "danger", "aria-label": `Delete ${d.id}`,
           onclick: () => removeDocument(d.id) }, "Delete")) : "",
     ]);
-    table($("documents"), ["document", "title", "passages", ""], rows);
+    table($("documents"), ["document", "title", "read from", "passages", ""], rows);
     const nav = [];
     if (offset > 0) nav.push(el("button", { type: "button", class: "secondary", onclick: () => { offset = Math.max(0, offset - PAGE); loadDocuments(); } }, "Previous"));
     if (offset + PAGE < res.total) nav.push(el("button", { type: "button", class: "secondary", onclick: () => { offset += PAGE; loadDocuments(); } }, "Next"));
