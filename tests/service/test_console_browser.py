@@ -375,3 +375,37 @@ def test_a_refused_key_stays_signed_out(
     assert not chrome.execute_script("return sessionStorage.getItem('terag.key')")
     assert not page.all("#workspace")[0].is_displayed()
     assert httpx.get(svc.url + "/v1/namespaces").status_code == 401
+
+
+def test_a_running_job_can_be_cancelled(
+    chrome: Any, console: tuple[Service, str], tmp_path: Path
+) -> None:
+    svc, ns_c = console
+    # Enough passages that the job has not ended when the button is pressed
+    files = []
+    for n in range(3):
+        f = tmp_path / f"long-{n}.txt"
+        f.write_text(
+            "\n\n".join(
+                f"Paragraph {i} of file {n}: the harbour of town {i} lies on river {i % 97}."
+                for i in range(600)
+            )
+        )
+        files.append(f)
+    page = Page(chrome, svc.url, tmp_path)
+    page.sign_in(KEY_C)
+    page.tab("documents")
+    before = {e.get_attribute("data-job-state") for e in page.all("[data-job-state]")}
+    page.all("#file-input")[0].send_keys("\n".join(str(f) for f in files))
+    page.wait.until(lambda d: {e.get_attribute("data-cancel") for e in page.all("[data-cancel]")})
+    job_id = next(e.get_attribute("data-cancel") for e in page.all("[data-cancel]"))
+    assert job_id not in before
+    page.css(f'[data-cancel="{job_id}"]').click()
+    page.wait.until(lambda d: page.all(f'[data-job-state="{job_id}"]')[0].text == "cancelled")
+    assert not page.all(f'[data-cancel="{job_id}"]'), "a cancelled job still offers Cancel"
+    with svc.client(KEY_C) as http:
+        job = http.get(f"/v1/jobs/{job_id}").json()
+    assert job["state"] == "cancelled" and job["namespace"] == ns_c
+    # Cancelled before it ended (while queued or between groups): not every document done
+    assert job["documents_done"] < job["documents_total"] == 3
+    page.check_requests(KEY_C)
