@@ -19,12 +19,11 @@ from typing import Any
 import pytest
 
 from terag_neo4j.client import TeragClient
+from tests.fixtures.chromium import headless_chrome
 
 KIT = Path(__file__).resolve().parents[2] / "cypher" / "browser"
 QUERIES = sorted(p.stem for p in KIT.glob("*.cypher"))
 PARAM_LINE = re.compile(r"^//\s*:param\s+(\w+)\s*=>\s*(.+?)\s*$")
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
 
 # The fill colours terag.grass gives each kind of node.
 PASSAGE_FILL, ENTITY_FILL, CONCEPT_FILL = "#4C8EDA", "#F79767", "#8DCC93"
@@ -148,46 +147,10 @@ def test_why_retrieved_explains_a_real_retrieval(sample_client: TeragClient) -> 
 # ---------------------------------------------------------------------------- real Chromium
 
 
-def _browser_prerequisites() -> str | None:
-    if not CHROMIUM.exists():
-        return f"{CHROMIUM} is absent: apt-get install -y chromium chromium-driver"
-    if not CHROMEDRIVER.exists():
-        return f"{CHROMEDRIVER} is absent: apt-get install -y chromium-driver"
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        return "selenium is not installed (pip install -e '.[dev]')"
-    return None
-
-
 @pytest.fixture
 def chrome(tmp_path: Path) -> Iterator[Any]:
-    missing = _browser_prerequisites()
-    if missing:
-        pytest.skip(missing)
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = str(CHROMIUM)
-    for arg in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--disable-dev-shm-usage",
-        f"--user-data-dir={tmp_path / 'chromium-profile'}",
-        "--window-size=1400,1000",
-    ):
-        opts.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=opts)
-    try:
+    with headless_chrome(tmp_path / "chromium-profile", (1400, 1000)) as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 class BrowserSession:

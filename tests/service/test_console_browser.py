@@ -23,12 +23,11 @@ import httpx
 import pytest
 
 from terag_neo4j.config import Settings
+from tests.fixtures.chromium import headless_chrome
 from tests.service.conftest import KEY_A, KEY_A_READ, KEY_ALL, Service, running_service, service_env
 
 pytestmark = [pytest.mark.integration, pytest.mark.ollama, pytest.mark.browser]
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
 QUESTION = "Who designed the Volkswagen Beetle?"
 KEY_C = "key-c-" + uuid.uuid4().hex  # writes only the console's own namespace C
 WAIT_S = 120  # a reader on a busy 2-core machine; every wait ends as soon as its condition holds
@@ -64,48 +63,12 @@ def console(
                 http.delete(f"/v1/namespaces/{ns_c}")
 
 
-def _missing() -> str | None:
-    if not CHROMIUM.exists():
-        return f"{CHROMIUM} is absent: apt-get install -y chromium chromium-driver"
-    if not CHROMEDRIVER.exists():
-        return f"{CHROMEDRIVER} is absent: apt-get install -y chromium-driver"
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        return "selenium is not installed (pip install -e '.[dev]')"
-    return None
-
-
 @pytest.fixture
 def chrome(tmp_path: Path) -> Iterator[Any]:
-    missing = _missing()
-    if missing:
-        pytest.skip(missing)
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service as DriverService
-
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = str(CHROMIUM)
-    for arg in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--disable-dev-shm-usage",
-        f"--user-data-dir={tmp_path / 'chromium-profile'}",
-        "--window-size=1280,800",
-    ):
-        opts.add_argument(arg)
     # Every request the page makes (the network log) and what its console says (CSP reports)
-    opts.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
-    driver = webdriver.Chrome(service=DriverService(str(CHROMEDRIVER)), options=opts)
-    try:
+    logging = {"goog:loggingPrefs": {"performance": "ALL", "browser": "ALL"}}
+    with headless_chrome(tmp_path / "chromium-profile", (1280, 800), logging) as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 class Page:
