@@ -58,8 +58,10 @@ def create_app(
     from terag_neo4j.service.mcp_tools import build_mcp
 
     mcp = build_mcp(runtime, jobs, keys)
+    # Each call answered as its own SSE stream, which carries the call's progress notifications
+    # (the streamed ask); a single JSON answer would drop them
     mcp_http = mcp.streamable_http_app(
-        streamable_http_path="/mcp", stateless_http=True, json_response=True, host=service.host
+        streamable_http_path="/mcp", stateless_http=True, json_response=False, host=service.host
     )
 
     @contextlib.asynccontextmanager

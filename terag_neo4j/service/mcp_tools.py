@@ -8,6 +8,7 @@ HTTP headers, and every tool checks the namespace against it as the HTTP routes 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -18,12 +19,18 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from terag_neo4j.errors import TeragError
 from terag_neo4j.results import Mode
-from terag_neo4j.service import graph
+from terag_neo4j.service import graph, streaming
 from terag_neo4j.service.auth import authenticate, authorize
 from terag_neo4j.service.errors import ServiceError, public_message, status_for
 from terag_neo4j.service.reads import as_reader
-from terag_neo4j.service.routes_query import _read, check_question, retrieval_view, why
-from terag_neo4j.service.schemas import TextDocument
+from terag_neo4j.service.routes_query import (
+    _ask_streamed,
+    ask_deadline_s,
+    check_question,
+    retrieval_view,
+    why,
+)
+from terag_neo4j.service.schemas import Answer, TextDocument
 from terag_neo4j.service.settings import Principal
 
 if TYPE_CHECKING:
@@ -125,14 +132,19 @@ def build_mcp(
     ) -> dict[str, Any]:
         """Answer a question from a namespace's passages; returns the answer, the ids of the
         passages it was read from, the citations its markers ([1], [2]) make (each with the
-        passage's source, pages and headings) and its claims that cite none."""
+        passage's source, pages and headings) and its claims that cite none. Called with a
+        progress token, it streams as progress notifications: first the passages' ids, then
+        the answer so far each time the reader writes more."""
         who = scoped(ctx, namespace)
         _question(question, runtime.service.max_question_chars)
         k = max(1, min(int(top_k), 100))
-        res = await call(
-            as_reader(namespace, lambda c: c.retrieve(question, top_k=k, namespace=namespace), who)
-        )
-        ans = await call(lambda c: _read(c, question, res))
+        await ready()
+        try:
+            ans = await _ask_streamed_mcp(runtime, ctx, namespace, question, k, who)
+        except ServiceError as e:
+            raise ToolError(f"{e.type}: {e.message}") from None
+        except TeragError as e:
+            raise ToolError(f"{status_for(e)[1]}: {public_message(e)}") from None
         return ans.model_dump(exclude={"retrieval"})
 
     @server.tool()
@@ -213,6 +225,51 @@ def build_mcp(
         return g.model_dump()
 
     return server
+
+
+async def _ask_streamed_mcp(
+    runtime: Runtime, ctx: Context[Any, Any], namespace: str, question: str, k: int, who: Principal
+) -> Answer:
+    """The HTTP route's streamed ask (one admission for retrieval and reader, the same
+    deadline) with its events as progress notifications. Each notification's message stands
+    alone, as a client shows only the latest: the passages' ids, then the answer so far."""
+    deadline_s = ask_deadline_s(runtime)
+    loop = asyncio.get_running_loop()
+    end = loop.time() + deadline_s
+    hand = streaming.Handoff(loop)
+    task = asyncio.ensure_future(
+        runtime.call(
+            as_reader(namespace, lambda c: _ask_streamed(c, question, k, namespace, hand), who)
+        )
+    )
+    try:
+        res = await streaming.first_item(hand, task, end, deadline_s)
+        sent = 1
+        await ctx.report_progress(sent, None, "passages: " + ", ".join(p.id for p in res.passages))
+        text = ""
+        while True:
+            got = await streaming.next_item(hand, task, end)
+            if got is None:
+                raise streaming.too_slow(deadline_s)
+            item, queued = got
+            if not queued or item is None:
+                break
+            if item[1]:
+                text += item[1]
+                sent += 1
+                await ctx.report_progress(sent, None, text)
+        try:
+            ans, _ = await asyncio.wait_for(asyncio.shield(task), max(0.0, end - loop.time()))
+        except TimeoutError:
+            raise streaming.too_slow(deadline_s) from None
+        return ans
+    finally:
+        # Failed, timed out or cancelled (the client went away): the reader stops at its next
+        # piece, and a call still waiting for its admission gives its place up
+        hand.stop.set()
+        if not task.done():
+            task.cancel()
+        task.add_done_callback(streaming._consume)
 
 
 def _question(question: str, limit: int) -> None:

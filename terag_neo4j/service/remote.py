@@ -8,6 +8,9 @@ service from a small environment:
     ...     job = terag.index_texts([{"id": "a", "text": "..."}], namespace="wiki", wait=True)
     ...     print(terag.retrieve("Who designed the Beetle?", namespace="wiki").passages[0].id)
 
+`answer_stream` yields the answer as the reader writes it: `StreamedPassages` first, then
+`StreamedText` pieces, then `StreamedAnswer` (what `answer` returns).
+
 Errors come back as `RemoteError` with the service's status, type and message.
 """
 
@@ -15,13 +18,21 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any, Self
 
 import httpx
 
-from terag_neo4j.errors import TeragError
 from terag_neo4j.service.paths import document_path, job_path, namespace_path, why_path
+from terag_neo4j.service.remote_stream import (
+    AskEvent,
+    RemoteError,
+    StreamedAnswer,
+    StreamedPassages,
+    StreamedText,
+    incomplete,
+    stream_event,
+)
 from terag_neo4j.service.schemas import (
     Answer,
     Deleted,
@@ -34,18 +45,18 @@ from terag_neo4j.service.schemas import (
     WhyRetrieved,
 )
 
+__all__ = [
+    "AskEvent",
+    "AsyncTeragRemote",
+    "RemoteError",
+    "StreamedAnswer",
+    "StreamedPassages",
+    "StreamedText",
+    "TeragRemote",
+]
+
 TextInput = Mapping[str, Any]
 FINISHED = ("succeeded", "failed", "cancelled")
-
-
-class RemoteError(TeragError):
-    """An error answer of the service: `status`, `type` and `message` as it sent them."""
-
-    def __init__(self, status: int, type_: str, message: str) -> None:
-        super().__init__(f"{status} {type_}: {message}")
-        self.status = status
-        self.type = type_
-        self.message = message
 
 
 def _raise_for(r: httpx.Response) -> None:
@@ -127,6 +138,25 @@ class TeragRemote(_Paths):
     def answer(self, query: str, top_k: int = 5, namespace: str | None = None) -> Answer:
         body = {"question": query, "top_k": top_k}
         return Answer.model_validate(self._call("POST", self.ns(namespace, "/ask"), json=body))
+
+    def answer_stream(
+        self, query: str, top_k: int = 5, namespace: str | None = None
+    ) -> Iterator[AskEvent]:
+        """`answer`, streamed: the passages as soon as retrieval is done, the answer's text as
+        the reader writes it, then the whole answer. An error after the first event raises
+        `RemoteError` where it happens; leaving the loop early hangs up, which stops the reader."""
+        body = {"question": query, "top_k": top_k, "stream": True}
+        with self.http.stream("POST", self.ns(namespace, "/ask"), json=body) as r:
+            if r.status_code >= 400:
+                r.read()
+                _raise_for(r)
+            for raw in r.iter_lines():
+                event = stream_event(raw) if raw.strip() else None
+                if event is not None:
+                    yield event
+                    if isinstance(event, StreamedAnswer):
+                        return
+        raise incomplete()
 
     def index_texts(
         self,
@@ -239,6 +269,23 @@ class AsyncTeragRemote(_Paths):
         return Answer.model_validate(
             await self._call("POST", self.ns(namespace, "/ask"), json=body)
         )
+
+    async def answer_stream(
+        self, query: str, top_k: int = 5, namespace: str | None = None
+    ) -> AsyncIterator[AskEvent]:
+        """`TeragRemote.answer_stream`, asynchronously."""
+        body = {"question": query, "top_k": top_k, "stream": True}
+        async with self.http.stream("POST", self.ns(namespace, "/ask"), json=body) as r:
+            if r.status_code >= 400:
+                await r.aread()
+                _raise_for(r)
+            async for raw in r.aiter_lines():
+                event = stream_event(raw) if raw.strip() else None
+                if event is not None:
+                    yield event
+                    if isinstance(event, StreamedAnswer):
+                        return
+        raise incomplete()
 
     async def index_texts(
         self,

@@ -92,6 +92,47 @@ async def test_http_search_takes_a_mode_and_refuses_an_unknown_one(service: Serv
         assert bad.is_error and "mode" in text_of(bad)
 
 
+# Multi-hop questions over the eight one-passage documents: the walk through the concepts
+# reorders what the question's vector alone ranks
+HOPS = [
+    "In which state are the headquarters of the company that built the Beetle?",
+    "Which city hosts the maker of the Porsche 911 and the Mercedes-Benz Museum?",
+    "Where was the last original Beetle built, and who designed it?",
+]
+
+
+@pytest.mark.asyncio
+async def test_http_search_dense_is_the_dense_ranking(service: Service) -> None:
+    """`mode` reaches the retrieval: MCP dense gives what HTTP /retrieve dense gives (cosine
+    scores), MCP pagerank what HTTP pagerank gives, and the two rankings differ."""
+    differ = []
+    with service.client(KEY_A) as http:
+        async with http_session(service, KEY_A) as s:
+            for q in HOPS:
+                got: dict[str, list[tuple[str, float]]] = {}
+                for mode in ("dense", "pagerank"):
+                    found = await s.call_tool(
+                        "search",
+                        {"namespace": service.ns_a, "question": q, "top_k": 8, "mode": mode},
+                    )
+                    assert not found.is_error, text_of(found)
+                    view = found.structured_content
+                    assert view is not None and view["mode"] == mode
+                    ranked = [(p["id"], p["score"]) for p in view["passages"]]
+                    body = {"question": q, "top_k": 8, "mode": mode}
+                    r = http.post(f"/v1/namespaces/{service.ns_a}/retrieve", json=body)
+                    assert r.status_code == 200, r.text
+                    assert [p["id"] for p in r.json()["passages"]] == [i for i, _ in ranked]
+                    got[mode] = ranked
+                    if mode == "dense":
+                        assert view["score_kind"] == "cosine"
+                        scores = [sc for _, sc in ranked]
+                        assert scores == sorted(scores, reverse=True)
+                        assert scores == pytest.approx([p["score"] for p in r.json()["passages"]])
+                differ.append([i for i, _ in got["dense"]] != [i for i, _ in got["pagerank"]])
+    assert any(differ), "dense and pagerank ranked every question alike"
+
+
 @pytest.mark.asyncio
 @pytest.mark.parametrize(
     ("tool", "args"),
