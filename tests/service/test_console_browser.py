@@ -75,11 +75,16 @@ class Page:
     """A person at the console: signs in, switches views, clicks; and what the page fetched."""
 
     def __init__(self, driver: Any, url: str, shots: Path) -> None:
+        from selenium.common.exceptions import StaleElementReferenceException
         from selenium.webdriver.support.ui import WebDriverWait
 
         self.d = driver
         self.url = url
-        self.wait = WebDriverWait(driver, WAIT_S)
+        # Live lists (jobs, documents) are redrawn as they change: an element found a moment
+        # ago may be gone, so every wait looks again instead of failing on it
+        self.wait = WebDriverWait(
+            driver, WAIT_S, ignored_exceptions=[StaleElementReferenceException]
+        )
         self.shots = shots
         self.requests: list[str] = []
         self.console: list[str] = []
@@ -358,12 +363,15 @@ def test_a_running_job_can_be_cancelled(
     page = Page(chrome, svc.url, tmp_path)
     page.sign_in(KEY_C)
     page.tab("documents")
-    before = {e.get_attribute("data-job-state") for e in page.all("[data-job-state]")}
+    before = page.wait.until(
+        lambda d: ({e.get_attribute("data-job-state") for e in page.all("[data-job-state]")},)
+    )[0]
     page.all("#file-input")[0].send_keys("\n".join(str(f) for f in files))
-    page.wait.until(lambda d: {e.get_attribute("data-cancel") for e in page.all("[data-cancel]")})
-    job_id = next(e.get_attribute("data-cancel") for e in page.all("[data-cancel]"))
+    job_id = page.wait.until(
+        lambda d: next((e.get_attribute("data-cancel") for e in page.all("[data-cancel]")), None)
+    )
     assert job_id not in before
-    page.css(f'[data-cancel="{job_id}"]').click()
+    page.wait.until(lambda d: page.css(f'[data-cancel="{job_id}"]').click() is None)
     page.wait.until(lambda d: page.all(f'[data-job-state="{job_id}"]')[0].text == "cancelled")
     assert not page.all(f'[data-cancel="{job_id}"]'), "a cancelled job still offers Cancel"
     with svc.client(KEY_C) as http:
