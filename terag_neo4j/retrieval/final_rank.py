@@ -28,13 +28,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from terag_neo4j.results import RetrievedPassage
-from terag_neo4j.retrieval.flat import FLAT_DEPTH, FlatRanking
+from terag_neo4j.retrieval.flat import FLAT_DEPTH, FlatRanking, rrf_scores
 from terag_neo4j.retrieval.presets import RetrievalConfig
 from terag_neo4j.store import GraphStore
 
 # The vector ranking's first passage is pinned when the fused flat ranking has it this high.
 ANCHOR_WITHIN = 2
-RRF_C = 60  # as `flat.rrf_fuse`: the `flat` mode's constant
 
 
 def rrf_nodes(
@@ -42,10 +41,7 @@ def rrf_nodes(
 ) -> list[tuple[int, float]]:
     """Reciprocal-rank fusion of two rankings of node ids, each cut at `depth` (the `flat`
     mode's fusion): [(node, score)], best first, equal scores in node order."""
-    scores: dict[int, float] = {}
-    for ranking in (text, vector):
-        for rank, node in enumerate(ranking[:depth]):
-            scores[node] = scores.get(node, 0.0) + 1.0 / (RRF_C + rank + 1)
+    scores = rrf_scores((text[:depth], vector[:depth]))
     return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
 
 

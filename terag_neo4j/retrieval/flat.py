@@ -15,9 +15,9 @@ without the graph: the baseline to compare the walk with.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from terag_neo4j.indexing.extraction import normalize_name
 from terag_neo4j.results import RetrievedPassage
@@ -194,15 +194,27 @@ def dense_passages(
     return [RetrievedPassage.from_row(r) for r in rows]
 
 
+K = TypeVar("K", bound=Hashable)
+RRF_C = 60  # reciprocal rank fusion's constant, for the flat mode and the final ranking
+
+
+def rrf_scores(rankings: Iterable[Sequence[K]], c: int = RRF_C) -> dict[K, float]:
+    """Each item's reciprocal-rank-fusion score over `rankings` (best first each)."""
+    scores: dict[K, float] = {}
+    for ranking in rankings:
+        for rank, item in enumerate(ranking):
+            scores[item] = scores.get(item, 0.0) + 1.0 / (c + rank + 1)
+    return scores
+
+
 def rrf_fuse(
-    rankings: Sequence[Sequence[RetrievedPassage]], k: int, c: int = 60
+    rankings: Sequence[Sequence[RetrievedPassage]], k: int, c: int = RRF_C
 ) -> list[RetrievedPassage]:
     """Reciprocal rank fusion: scores of different scales (PageRank mass, cosine) are not added."""
-    scores: dict[str, float] = {}
+    scores = rrf_scores(([p.id for p in ranking] for ranking in rankings), c)
     first: dict[str, RetrievedPassage] = {}
     for ranking in rankings:
-        for rank, p in enumerate(ranking):
-            scores[p.id] = scores.get(p.id, 0.0) + 1.0 / (c + rank + 1)
+        for p in ranking:
             first.setdefault(p.id, p)
     best = sorted(scores, key=lambda pid: (-scores[pid], pid))[:k]  # ties by id
     return [replace(first[pid], score=scores[pid]) for pid in best]
