@@ -61,7 +61,7 @@ prepare: $(BASE)
 # needs nothing else), into the default home (terag_neo4j.config.default_home), where `prepare`
 # with any TERAG_HOME finds it or waits for it. It never fails the make: `prepare` builds and
 # reports. tests/unit/test_ollama_build.py checks the folder and version against terag's.
-OLLAMA_VERSION = $(shell sed -n 's/^OLLAMA: Final = "\(.*\)"$$/\1/p' terag_neo4j/local/versions.py)
+OLLAMA_VERSION = $(shell sed -n 's/^OLLAMA: Final = "\(.*\)"$$/\1/p' terag_neo4j/core/versions.py)
 OLLAMA_CACHE = $(HOME)/.cache/terag-neo4j/ollama
 
 ollama-build:

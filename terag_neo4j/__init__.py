@@ -31,23 +31,23 @@ _EXPORTS: dict[str, str] = {
     "Settings": "terag_neo4j.config",
     "RetrievalConfig": "terag_neo4j.retrieval.presets",
     # input and results
-    "Document": "terag_neo4j.indexing.documents",
+    "Document": "terag_neo4j.core.documents",
     "IngestReport": "terag_neo4j.indexing.pipeline",
-    "RetrievalResult": "terag_neo4j.results",
-    "RetrievedPassage": "terag_neo4j.results",
-    "MatchedConcept": "terag_neo4j.results",
-    "AnswerResult": "terag_neo4j.results",
-    "Citation": "terag_neo4j.results",
-    "Provenance": "terag_neo4j.results",
-    "ScoreKind": "terag_neo4j.results",
+    "RetrievalResult": "terag_neo4j.core.results",
+    "RetrievedPassage": "terag_neo4j.core.results",
+    "MatchedConcept": "terag_neo4j.core.results",
+    "AnswerResult": "terag_neo4j.core.results",
+    "Citation": "terag_neo4j.core.results",
+    "Provenance": "terag_neo4j.core.results",
+    "ScoreKind": "terag_neo4j.core.results",
     "NamespaceInfo": "terag_neo4j.store",
     "TokenLedger": "terag_neo4j.llm",
     # integrations
     "TeragRetriever": "terag_neo4j.integrations.langchain",
     "TeragGraphRAGRetriever": "terag_neo4j.integrations.graphrag",
     # errors (TeragError and DependencyError are imported above)
-    "InputError": "terag_neo4j.indexing.documents",
-    "InputNotFound": "terag_neo4j.indexing.documents",
+    "InputError": "terag_neo4j.core.documents",
+    "InputNotFound": "terag_neo4j.core.documents",
     "IngestCancelled": "terag_neo4j.errors",
     "SettingsError": "terag_neo4j.config",
     "KnobError": "terag_neo4j.retrieval.presets",
@@ -111,16 +111,8 @@ if TYPE_CHECKING:
     from terag_neo4j.aio import AsyncTeragClient
     from terag_neo4j.client import TeragClient
     from terag_neo4j.config import Settings, SettingsError
-    from terag_neo4j.embeddings import EmbeddingError
-    from terag_neo4j.errors import IngestCancelled
-    from terag_neo4j.indexing.documents import Document, InputError, InputNotFound
-    from terag_neo4j.indexing.pipeline import IngestReport
-    from terag_neo4j.integrations.graphrag import (
-        TeragGraphRAGRetriever as TeragGraphRAGRetriever,
-    )
-    from terag_neo4j.integrations.langchain import TeragRetriever
-    from terag_neo4j.llm import LLMError, LLMUnavailableError, ModelNotFoundError, TokenLedger
-    from terag_neo4j.results import (
+    from terag_neo4j.core.documents import Document, InputError, InputNotFound
+    from terag_neo4j.core.results import (
         AnswerResult,
         Citation,
         MatchedConcept,
@@ -129,6 +121,14 @@ if TYPE_CHECKING:
         RetrievedPassage,
         ScoreKind,
     )
+    from terag_neo4j.embeddings import EmbeddingError
+    from terag_neo4j.errors import IngestCancelled
+    from terag_neo4j.indexing.pipeline import IngestReport
+    from terag_neo4j.integrations.graphrag import (
+        TeragGraphRAGRetriever as TeragGraphRAGRetriever,
+    )
+    from terag_neo4j.integrations.langchain import TeragRetriever
+    from terag_neo4j.llm import LLMError, LLMUnavailableError, ModelNotFoundError, TokenLedger
     from terag_neo4j.retrieval.presets import KnobError, RetrievalConfig
     from terag_neo4j.retrieval.retriever import RetrievalError
     from terag_neo4j.store import (

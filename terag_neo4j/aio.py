@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from terag_neo4j.client import Source, TeragClient
 from terag_neo4j.config import Settings
-from terag_neo4j.indexing.documents import InputError
+from terag_neo4j.core.documents import InputError
+from terag_neo4j.core.results import AnswerResult, Mode, RetrievalResult
 from terag_neo4j.indexing.pipeline import IngestReport
-from terag_neo4j.results import AnswerResult, Mode, RetrievalResult
 from terag_neo4j.store import ClientClosed, NamespaceInfo
 
 if TYPE_CHECKING:

@@ -18,30 +18,28 @@ from typing import TYPE_CHECKING, Any, get_args
 from neo4j.exceptions import ClientError
 
 from terag_neo4j.config import ExtractorName, Settings
+from terag_neo4j.core.documents import Document, InputError
+from terag_neo4j.core.extractor import Extractor
+from terag_neo4j.core.results import AnswerResult, Mode, RetrievalResult
 from terag_neo4j.embeddings import AnyEmbedder, CachedEmbedder, Embedder, cached_embedder, model_id
-from terag_neo4j.indexing.documents import (
-    Document,
-    InputError,
-    document_id_candidates,
-    load_documents,
-)
-from terag_neo4j.indexing.extraction import ExtractionCache, Extractor, make_extractor
+from terag_neo4j.indexing.extraction import ExtractionCache, make_extractor
+from terag_neo4j.indexing.loading import document_id_candidates, load_documents
 from terag_neo4j.indexing.pipeline import Indexer, IngestReport
 from terag_neo4j.indexing.sync import sync_folders
 from terag_neo4j.llm import OllamaLLM, TokenLedger
+from terag_neo4j.local.neo4j_home import connection_target
 from terag_neo4j.reranking import RerankedRetriever
-from terag_neo4j.results import AnswerResult, Mode, RetrievalResult
-from terag_neo4j.retrieval import gds
-from terag_neo4j.retrieval.embedders import NamespaceEmbedders
 from terag_neo4j.store import (
     GraphStore,
     GraphStoreError,
     NamespaceInfo,
     check_namespace,
+    gds,
     held_call,
     neo4j_errors,
     one_line,
 )
+from terag_neo4j.store.namespace_embedder import NamespaceEmbedders
 
 if TYPE_CHECKING:
     from langchain_core.documents import Document as LCDocument
@@ -79,7 +77,7 @@ class TeragClient:
         check_namespace(self.settings.namespace)
         self.ledger = TokenLedger()
         self.store = (
-            GraphStore.from_settings(self.settings)
+            GraphStore.from_settings(self.settings, connection_target(self.settings))
             if driver is None
             else GraphStore.from_driver(driver, self.settings)
         )
@@ -242,7 +240,7 @@ class TeragClient:
         `terag_neo4j.integrations.langchain.from_langchain` for their ids); idempotent and
         incremental: a document id indexed again replaces that document. Files are read by
         their content (PDF, .docx, HTML, Markdown, text, JSON Lines); in folders, `include` /
-        `exclude` globs select files (see `terag_neo4j.indexing.readers.walk`). With `errors`, a file
+        `exclude` globs select files (see `terag_neo4j.indexing.readers.discovery`). With `errors`, a file
         that cannot be read is reported there and skipped; without it, it raises. Documents
         read before from files now gone from an indexed folder are listed in the report's
         `missing_documents`; `prune` deletes them (see `terag_neo4j.indexing.sync`).
@@ -266,7 +264,7 @@ class TeragClient:
         docs += [x for x in items if isinstance(x, Document)]
         lc_docs = [x for x in items if isinstance(x, LCDocument)]
         if lc_docs:
-            from terag_neo4j.integrations.langchain_documents import from_langchain
+            from terag_neo4j.indexing.langchain_documents import from_langchain
 
             docs += from_langchain(lc_docs)
         ns = namespace or self.settings.namespace

@@ -65,7 +65,7 @@ def cmd_index(args: argparse.Namespace) -> int:
             raise UsageError("terag index --prune works on Neo4j directly, not through a service")
     if (code := _through_service(args)) is not None:
         return code
-    from terag_neo4j.indexing.documents import iter_sources
+    from terag_neo4j.indexing.loading import iter_sources
 
     globs = {"include": args.include, "exclude": args.exclude}
     for _ in iter_sources(args.paths, **globs):  # missing paths, empty folders: say so first

@@ -23,7 +23,7 @@ from terag_neo4j.cli.parser import build_parser
 
 
 def error_line(e: BaseException) -> tuple[str, int]:
-    from terag_neo4j.indexing.documents import InputError, InputNotFound
+    from terag_neo4j.core.documents import InputError, InputNotFound
     from terag_neo4j.store import GraphStoreError, NamespaceNotFound, Neo4jUnavailable
     from terag_neo4j.store.connection import Neo4jAuthError
 

@@ -53,7 +53,7 @@ def format_retrieval(res: Any) -> str:
 
 def citation(provenance: Any, doc_id: str) -> str:
     """A passage's citation line from its `Provenance`, or the service's JSON of one."""
-    from terag_neo4j.provenance import Provenance
+    from terag_neo4j.core.provenance import Provenance
 
     prov = provenance if isinstance(provenance, Provenance) else Provenance.from_map(provenance)
     return prov.citation(doc_id)

@@ -175,7 +175,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 # Subcommands registered by other modules, by name: module and help (tests/unit/test_cli_fast.py
 # checks that these match what the modules register).
 OPTIONAL_COMMANDS: dict[str, tuple[str, str]] = {
-    "server": ("terag_neo4j.local.cli", "local Neo4j + GDS server (no Docker needed)"),
+    "server": ("terag_neo4j.local.neo4j_cli", "local Neo4j + GDS server (no Docker needed)"),
     "ollama": (
         "terag_neo4j.local.ollama_cli",
         "Build, start and stop the local Ollama server with the project's model",

@@ -269,7 +269,7 @@ def _wait(service: Service, job_id: str) -> dict[str, Any]:
 def _index(args: argparse.Namespace, service: Service) -> int:
     """Files are read here, as `terag index` reads them (the same ids, titles and records), and
     sent as documents; each batch is a job of the service, waited for in turn."""
-    from terag_neo4j.indexing.documents import load_documents
+    from terag_neo4j.indexing.loading import load_documents
 
     if getattr(args, "extractor", None) or getattr(args, "llm_budget", None) is not None:
         raise _Usage(

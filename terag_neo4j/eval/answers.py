@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from terag_neo4j.config import Settings
+from terag_neo4j.core.documents import Document, content_hash
+from terag_neo4j.core.results import RetrievedPassage
+from terag_neo4j.core.sqlite_cache import open_cache
 from terag_neo4j.eval.datasets import Question
 from terag_neo4j.eval.metrics import best_over_aliases, mean
-from terag_neo4j.indexing.documents import Document, content_hash
 from terag_neo4j.llm import LLMError, Message, OllamaLLM, Stage
-from terag_neo4j.results import RetrievedPassage
 from terag_neo4j.retrieval.reader import READER_MAX_TOKENS, reader_messages, strip_markers
-from terag_neo4j.sqlite_cache import open_cache
 
 log = logging.getLogger(__name__)
 

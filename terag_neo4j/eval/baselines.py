@@ -14,7 +14,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from terag_neo4j.indexing.documents import Document
+from terag_neo4j.core.documents import Document
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +69,7 @@ class DenseBaseline:
         )
 
     def retrieve(self, query: str, k: int) -> list[str]:
-        from terag_neo4j.retrieval.embedders import embed_query  # the model's query prefix
+        from terag_neo4j.store.namespace_embedder import embed_query  # the model's query prefix
 
         q = np.asarray(embed_query(self._embedder, query), dtype=np.float32)  # type: ignore[arg-type]
         scores = self._matrix @ q

@@ -32,9 +32,9 @@ from terag_neo4j.eval.variants import (
     TERAG_VARIANTS,
     knobs,
 )
-from terag_neo4j.indexing.documents import Document, to_passages
-from terag_neo4j.retrieval import gds
-from terag_neo4j.retrieval.concept_vectors import ensure_concept_vectors
+from terag_neo4j.indexing.loading import Document, to_passages
+from terag_neo4j.store import gds
+from terag_neo4j.store.concept_vectors import ensure_concept_vectors
 
 log = logging.getLogger(__name__)
 

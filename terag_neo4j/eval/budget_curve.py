@@ -25,7 +25,7 @@ from terag_neo4j.eval.bench import BenchConfig, BenchRunner
 from terag_neo4j.eval.datasets import Dataset, namespace_for
 from terag_neo4j.eval.runs import TOP_K
 from terag_neo4j.indexing.budget import Merge, Selection
-from terag_neo4j.indexing.documents import to_passages
+from terag_neo4j.indexing.loading import to_passages
 
 log = logging.getLogger(__name__)
 

@@ -27,8 +27,9 @@ def export_text(lines: int, separator: str) -> str:
 
 
 def measure(lines: int, separator: str, chunk_tokens: int, overlap: int) -> dict[str, Any]:
-    from terag_neo4j.indexing import inputs
-    from terag_neo4j.indexing.documents import Document, default_tokenizer, split_document
+    from terag_neo4j.core import documents as inputs
+    from terag_neo4j.core.documents import Document
+    from terag_neo4j.indexing.loading import default_tokenizer, split_document
 
     text = export_text(lines, separator)
     tok = default_tokenizer()
@@ -55,8 +56,8 @@ def measure(lines: int, separator: str, chunk_tokens: int, overlap: int) -> dict
 def run(sizes: list[int], chunk_tokens: int, overlap: int) -> dict[str, Any]:
     import os
 
-    from terag_neo4j.indexing.documents import default_tokenizer, split_document
-    from terag_neo4j.indexing.inputs import Document
+    from terag_neo4j.core.documents import Document
+    from terag_neo4j.indexing.loading import default_tokenizer, split_document
 
     split_document(Document(id="warm", text="Warm up."), chunk_tokens, overlap, default_tokenizer())
     rows = [

@@ -139,11 +139,11 @@ def register_cli(subparsers: Any) -> None:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from terag_neo4j.config import Settings
+    from terag_neo4j.core.documents import InputNotFound
     from terag_neo4j.eval.bench import BenchConfig, run_bench
     from terag_neo4j.eval.datasets import list_datasets, load_dataset, resolve_dataset
     from terag_neo4j.eval.report import detail_table, write_json, write_summary
     from terag_neo4j.eval.versus import versus, versus_table
-    from terag_neo4j.indexing.documents import InputNotFound
 
     settings = Settings()
     if settings.neo4j_uri is None and _needs_graph(args):

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from terag_neo4j.core.documents import Document, InputError
 from terag_neo4j.errors import TeragError
-from terag_neo4j.indexing.documents import Document, InputError, jsonl_records, load_documents
+from terag_neo4j.indexing.loading import jsonl_records, load_documents
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 RECORDED_FILE = "recorded_extractions.jsonl"

@@ -75,7 +75,7 @@ def write_long_pdf(path: Path, pages: int, paragraphs: int = 6) -> Path:
 
 
 def _read_and_split(path: Path, chunk_tokens: int, overlap: int) -> tuple[Any, int, float, float]:
-    from terag_neo4j.indexing.documents import document_id, to_passages
+    from terag_neo4j.indexing.loading import document_id, to_passages
     from terag_neo4j.indexing.readers import read_file
 
     t = time.perf_counter()
@@ -90,7 +90,7 @@ def run(
     pages: int, chunk_tokens: int, overlap: int, index: bool, trace_index: bool = False
 ) -> dict[str, Any]:
     from terag_neo4j.eval.runinfo import peak_rss_mib
-    from terag_neo4j.indexing.documents import default_tokenizer
+    from terag_neo4j.indexing.loading import default_tokenizer
 
     with tempfile.TemporaryDirectory(prefix="terag-bench-documents-") as tmp:
         path = Path(tmp) / f"long_{pages}p.pdf"

@@ -29,15 +29,12 @@ from typing import Any
 import ollama
 
 from terag_neo4j.config import Settings
+from terag_neo4j.core.concepts import Concept, grounded, normalize_name
+from terag_neo4j.core.documents import InputNotFound, Passage
 from terag_neo4j.eval.datasets import RECORDED_FILE, load_dataset
-from terag_neo4j.indexing.documents import InputNotFound, Passage, jsonl_records
-from terag_neo4j.indexing.extraction import (
-    Concept,
-    SpacyExtractor,
-    grounded,
-    normalize_name,
-)
+from terag_neo4j.indexing.extraction import SpacyExtractor
 from terag_neo4j.indexing.extraction.prompts import PASSAGE_PROMPTS
+from terag_neo4j.indexing.loading import jsonl_records
 from terag_neo4j.llm import OllamaLLM, Stage
 
 log = logging.getLogger(__name__)

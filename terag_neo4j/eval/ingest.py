@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from terag_neo4j.config import Settings
-from terag_neo4j.indexing.documents import Document
+from terag_neo4j.core.documents import Document
 
 log = logging.getLogger(__name__)
 

@@ -127,10 +127,10 @@ def register_cli(subparsers: Any) -> None:
 
 
 def cmd_bench_load(args: argparse.Namespace) -> int:
+    from terag_neo4j.core.documents import Document
     from terag_neo4j.eval.datasets import load_dataset
     from terag_neo4j.eval.ingest import index_namespace
     from terag_neo4j.eval.runinfo import write_result
-    from terag_neo4j.indexing.documents import Document
 
     dataset = load_dataset(args.dataset)
     ns = args.namespace or index_namespace(dataset.name, "spacy")

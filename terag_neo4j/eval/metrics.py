@@ -37,7 +37,7 @@ def recall_at_k(retrieved: Sequence[str], gold: Iterable[str], k: int) -> float:
 def content_words(text: str) -> set[str]:
     """Lower-cased [a-z0-9]+ tokens longer than two characters that are not English stopwords
     (spaCy's list): what answer coverage counts (../shared/datasets/README.md)."""
-    from terag_neo4j.retrieval.linking import stopwords
+    from terag_neo4j.core.concepts import stopwords
 
     stop = stopwords()
     return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 2 and w not in stop}

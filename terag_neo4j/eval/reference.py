@@ -13,8 +13,8 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from terag_neo4j.retrieval.gds import Walk
 from terag_neo4j.store import GraphStore
+from terag_neo4j.store.gds import Walk
 
 
 @dataclass

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from terag_neo4j.core.documents import Passage
 from terag_neo4j.eval.datasets import Dataset, Question
 from terag_neo4j.eval.metrics import (
     COVERAGE_HIT,
@@ -19,7 +20,6 @@ from terag_neo4j.eval.metrics import (
     percentile,
     recall_at_k,
 )
-from terag_neo4j.indexing.documents import Passage
 
 TOP_K = 5
 KS = (2, 5)

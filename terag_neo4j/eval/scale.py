@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from terag_neo4j.config import Settings, SettingsError
+from terag_neo4j.core.documents import InputNotFound
 from terag_neo4j.eval.runinfo import peak_rss_mib, process_rss_mib
-from terag_neo4j.indexing.documents import InputNotFound
 
 log = logging.getLogger(__name__)
 

@@ -82,7 +82,8 @@ def _norm(text: str) -> str:
 def expected_passages(docs: Sequence[dict[str, str]]) -> dict[str, str]:
     """Passage id -> text, as the indexer splits the documents (with the same settings)."""
     from terag_neo4j.config import Settings
-    from terag_neo4j.indexing.documents import Document, default_tokenizer, split_document
+    from terag_neo4j.core.documents import Document
+    from terag_neo4j.indexing.loading import default_tokenizer, split_document
 
     s = Settings()
     tok = default_tokenizer(s.embedding_model)

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from terag_neo4j.indexing.documents import Document
+from terag_neo4j.core.documents import Document
 
 SYLLABLES = [
     "ba",

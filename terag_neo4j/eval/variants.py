@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from terag_neo4j.results import Mode
+from terag_neo4j.core.results import Mode
 from terag_neo4j.retrieval.presets import PAPER, RetrievalConfig
 
 BASELINES = ("bm25", "dense")

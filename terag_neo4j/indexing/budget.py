@@ -20,9 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
 from terag_neo4j.config import Settings, SettingsError
-from terag_neo4j.indexing.extraction import TITLE, Concept, dedupe
-from terag_neo4j.retrieval import gds
-from terag_neo4j.store import GraphStore
+from terag_neo4j.core.concepts import TITLE, Concept, dedupe
+from terag_neo4j.store import GraphStore, gds
 
 log = logging.getLogger(__name__)
 

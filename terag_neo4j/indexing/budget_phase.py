@@ -13,15 +13,12 @@ from typing import Any
 from tqdm import tqdm
 
 from terag_neo4j.config import Settings
+from terag_neo4j.core.concepts import with_title_concepts
+from terag_neo4j.core.documents import Passage
+from terag_neo4j.core.extractor import Extractor
 from terag_neo4j.embeddings import AnyEmbedder
 from terag_neo4j.indexing.budget import choose, core_target, merge_concepts, passage_scores
-from terag_neo4j.indexing.documents import Passage
-from terag_neo4j.indexing.extraction import (
-    ExtractionCache,
-    Extractor,
-    extract_with_cache,
-    with_title_concepts,
-)
+from terag_neo4j.indexing.extraction import ExtractionCache, extract_with_cache
 from terag_neo4j.indexing.report import IngestReport
 from terag_neo4j.store import GraphStore
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from itertools import islice
 
 from terag_neo4j.config import SettingsError
-from terag_neo4j.indexing.inputs import ShouldStop, stop_if_asked
+from terag_neo4j.core.documents import ShouldStop, stop_if_asked
 from terag_neo4j.indexing.spans import Spans
 from terag_neo4j.indexing.token_counts import token_counter
 

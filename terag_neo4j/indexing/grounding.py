@@ -16,11 +16,9 @@ from collections.abc import Iterable, Sequence
 
 from tqdm import tqdm
 
-from terag_neo4j.indexing.documents import Passage
-from terag_neo4j.indexing.extraction import normalize_name
-from terag_neo4j.indexing.inputs import ShouldStop, stop_if_asked
+from terag_neo4j.core.concepts import normalize_name, stopwords
+from terag_neo4j.core.documents import Passage, ShouldStop, stop_if_asked
 from terag_neo4j.indexing.report import IngestReport
-from terag_neo4j.retrieval.linking import stopwords
 from terag_neo4j.store import GraphStore, passage_uid
 
 GROUND_BATCH = 2000  # passages grounded per transaction

@@ -20,21 +20,16 @@ import numpy as np
 from tqdm import tqdm
 
 from terag_neo4j.config import Settings, SettingsError
+from terag_neo4j.core.concepts import Extraction, with_title_concepts
+from terag_neo4j.core.documents import Document, Passage, ShouldStop, stop_if_asked
+from terag_neo4j.core.extractor import Extractor
 from terag_neo4j.embeddings import AnyEmbedder, Vectors, model_id
 from terag_neo4j.indexing.budget_phase import BudgetPhase
-from terag_neo4j.indexing.documents import Document, Passage, to_passages
-from terag_neo4j.indexing.extraction import (
-    Extraction,
-    ExtractionCache,
-    Extractor,
-    extract_with_cache,
-    with_title_concepts,
-)
+from terag_neo4j.indexing.extraction import ExtractionCache, extract_with_cache
 from terag_neo4j.indexing.grounding import ground
-from terag_neo4j.indexing.inputs import ShouldStop, stop_if_asked
 from terag_neo4j.indexing.lease import held_lease
+from terag_neo4j.indexing.loading import to_passages
 from terag_neo4j.indexing.report import IngestReport
-from terag_neo4j.retrieval.concept_vectors import ensure_concept_vectors
 from terag_neo4j.store import (
     GraphStore,
     GraphStoreError,
@@ -44,7 +39,8 @@ from terag_neo4j.store import (
     check_namespace,
     one_line,
 )
-from terag_neo4j.store.documents import passage_provenance
+from terag_neo4j.store.concept_vectors import ensure_concept_vectors
+from terag_neo4j.store.document_sync import passage_provenance
 
 log = logging.getLogger(__name__)
 __all__ = ["Indexer", "IngestReport"]

@@ -7,10 +7,10 @@ from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from terag_neo4j.indexing.extraction import Extraction
+from terag_neo4j.core.concepts import Extraction
 
 if TYPE_CHECKING:
-    from terag_neo4j.indexing.documents import Document, Passage
+    from terag_neo4j.core.documents import Document, Passage
 
 # Lists kept out of the stored `IngestRun` record (a first ingest writes every document)
 _NOT_RECORDED = ("warnings", "written_documents", "missing_documents")

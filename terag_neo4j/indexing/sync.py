@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from terag_neo4j.indexing.documents import absolute
+from terag_neo4j.core.documents import absolute
 from terag_neo4j.indexing.report import IngestReport
 from terag_neo4j.store import GraphStore
 

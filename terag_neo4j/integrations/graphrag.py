@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 import neo4j
 
 from terag_neo4j.config import Settings, SettingsError
+from terag_neo4j.core.provenance import provenance_of
+from terag_neo4j.core.results import Mode
 from terag_neo4j.errors import DependencyError
 from terag_neo4j.integrations.langchain import passage_content
-from terag_neo4j.provenance import provenance_of
-from terag_neo4j.results import Mode
 
 try:
     from neo4j_graphrag.retrievers.base import Retriever

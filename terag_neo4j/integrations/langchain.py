@@ -34,10 +34,10 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables.config import run_in_executor
 from pydantic import Field, PrivateAttr
 
-from terag_neo4j.indexing.documents import InputError
-from terag_neo4j.integrations.langchain_documents import from_langchain
-from terag_neo4j.provenance import provenance_of
-from terag_neo4j.results import Mode
+from terag_neo4j.core.documents import InputError
+from terag_neo4j.core.provenance import provenance_of
+from terag_neo4j.core.results import Mode
+from terag_neo4j.indexing.langchain_documents import from_langchain
 
 __all__ = ["TeragRetriever", "from_langchain", "passage_content", "to_documents"]
 

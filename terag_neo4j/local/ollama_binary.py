@@ -15,7 +15,7 @@ from types import ModuleType
 from tqdm import tqdm
 
 from terag_neo4j.config import Settings, default_home
-from terag_neo4j.local import versions
+from terag_neo4j.core import versions
 from terag_neo4j.local.ollama_home import OllamaSetupError, normalize_host, ollama_dir
 
 log = logging.getLogger(__name__)

@@ -8,8 +8,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from terag_neo4j.config import Settings
+from terag_neo4j.core import versions
 from terag_neo4j.errors import TeragError
-from terag_neo4j.local import versions
 
 OLLAMA_VERSION = f"v{versions.OLLAMA}"
 PID_FILE = "server.json"

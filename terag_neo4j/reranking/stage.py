@@ -18,9 +18,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from terag_neo4j.core.results import Mode, RetrievalResult, RetrievedPassage
 from terag_neo4j.llm.ledger import LLMCall, Stage, TokenLedger
-from terag_neo4j.reranking.models import Reranker, RerankError, Scores, make_reranker
-from terag_neo4j.results import Mode, RetrievalResult, RetrievedPassage
+from terag_neo4j.reranking.rerankers import Reranker, RerankError, Scores, make_reranker
 from terag_neo4j.retrieval.retriever import RetrievalError, Retriever
 
 log = logging.getLogger(__name__)

@@ -7,8 +7,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from terag_neo4j.indexing.extraction import Concept
-from terag_neo4j.results import MatchedConcept
+from terag_neo4j.core.concepts import Concept
+from terag_neo4j.core.results import MatchedConcept
 from terag_neo4j.retrieval.linking import question_spans, select_links, span_keys
 from terag_neo4j.store import GraphStore
 from terag_neo4j.store.search import VECTOR_DIMENSIONS

@@ -19,9 +19,8 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeVar
 
-from terag_neo4j.indexing.extraction import normalize_name
-from terag_neo4j.results import RetrievedPassage
-from terag_neo4j.retrieval.linking import stopwords
+from terag_neo4j.core.concepts import normalize_name, stopwords
+from terag_neo4j.core.results import RetrievedPassage
 from terag_neo4j.store import GraphStore
 from terag_neo4j.store.ids import fold, text_index, vector_index
 

@@ -12,31 +12,12 @@ passages name the concept, and by how well those passages match the question.
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 
-from terag_neo4j.errors import DependencyError
-from terag_neo4j.indexing.extraction import normalize_name, stem_key
+from terag_neo4j.core.concepts import normalize_name, stem_key, stopwords
 
 MAX_WORDS = 10
-
-
-@cache
-def stopwords() -> frozenset[str]:
-    """spaCy's English stop words, read from its source file without importing spaCy (an
-    import costs seconds, the list nothing)."""
-    spec = importlib.util.find_spec("spacy")
-    if spec is None or spec.origin is None:
-        raise DependencyError("spaCy is not installed; `pip install spacy` (a dependency)")
-    path = Path(spec.origin).parent / "lang" / "en" / "stop_words.py"
-    scope: dict[str, object] = {}
-    exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), scope)
-    words = scope["STOP_WORDS"]
-    assert isinstance(words, set)
-    return frozenset(normalize_name(w) for w in words if normalize_name(w))
 
 
 @dataclass(frozen=True)

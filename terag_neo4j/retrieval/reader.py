@@ -18,8 +18,8 @@ import re
 from collections.abc import Generator, Sequence
 from typing import Any
 
+from terag_neo4j.core.results import Citation, RetrievedPassage
 from terag_neo4j.llm import Completion, Message, OllamaLLM, Stage
-from terag_neo4j.results import Citation, RetrievedPassage
 
 READER_SYSTEM = (
     "Answer the question with words copied from the passages: the name, place, date or number "

@@ -21,7 +21,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from terag_neo4j.results import MatchedConcept
+from terag_neo4j.core.results import MatchedConcept
 from terag_neo4j.retrieval.flat import FlatRanking
 from terag_neo4j.retrieval.presets import RetrievalConfig
 

@@ -19,7 +19,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, Concatenate, ParamSpec
 
-from terag_neo4j.results import RetrievalResult
+from terag_neo4j.core.results import RetrievalResult
 from terag_neo4j.store import check_namespace
 
 P = ParamSpec("P")

@@ -20,21 +20,20 @@ import numpy.typing as npt
 from neo4j.exceptions import ClientError
 
 from terag_neo4j.config import Settings
-from terag_neo4j.embeddings import AnyEmbedder
-from terag_neo4j.errors import TeragError
-from terag_neo4j.indexing.extraction import Concept, Extractor, normalize_name
-from terag_neo4j.llm import OllamaLLM
-from terag_neo4j.results import (
+from terag_neo4j.core.concepts import Concept, normalize_name
+from terag_neo4j.core.extractor import Extractor
+from terag_neo4j.core.results import (
     AnswerResult,
     MatchedConcept,
     Mode,
     RetrievalResult,
     RetrievedPassage,
 )
-from terag_neo4j.retrieval import final_rank, gds, restart, walk
+from terag_neo4j.embeddings import AnyEmbedder
+from terag_neo4j.errors import TeragError
+from terag_neo4j.llm import OllamaLLM
+from terag_neo4j.retrieval import final_rank, restart, walk
 from terag_neo4j.retrieval.concept_match import SemanticMatch, link_names, match_entities
-from terag_neo4j.retrieval.concept_vectors import ensure_concept_vectors
-from terag_neo4j.retrieval.embedders import NamespaceEmbedders, embed_query
 from terag_neo4j.retrieval.flat import (
     FlatRanking,
     dense_passages,
@@ -47,7 +46,9 @@ from terag_neo4j.retrieval.presets import RetrievalConfig
 from terag_neo4j.retrieval.reader import READER_MAX_TOKENS as READER_MAX_TOKENS  # re-exported
 from terag_neo4j.retrieval.reader import cite, read
 from terag_neo4j.retrieval.result_cache import cached_retrieval, prefetched_state
-from terag_neo4j.store import GraphStore, check_namespace
+from terag_neo4j.store import GraphStore, check_namespace, gds
+from terag_neo4j.store.concept_vectors import ensure_concept_vectors
+from terag_neo4j.store.namespace_embedder import NamespaceEmbedders, embed_query
 
 log = logging.getLogger(__name__)
 

@@ -18,9 +18,8 @@ from typing import Any
 
 from neo4j.exceptions import ClientError
 
-from terag_neo4j.retrieval import gds
 from terag_neo4j.retrieval.presets import RetrievalConfig
-from terag_neo4j.store import GraphStore
+from terag_neo4j.store import GraphStore, gds
 
 log = logging.getLogger(__name__)
 

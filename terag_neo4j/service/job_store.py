@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from neo4j import ManagedTransaction
 
-from terag_neo4j.indexing.inputs import Document
+from terag_neo4j.core.documents import Document
 from terag_neo4j.service.schemas import Job
 from terag_neo4j.store.cypher import cypher_statements, load_cypher
 

@@ -24,7 +24,7 @@ from terag_neo4j.service.schemas import Job
 
 if TYPE_CHECKING:
     from terag_neo4j.client import TeragClient
-    from terag_neo4j.indexing.documents import Document
+    from terag_neo4j.core.documents import Document
     from terag_neo4j.service.runtime import Runtime
     from terag_neo4j.service.settings import Principal, ServiceSettings
 

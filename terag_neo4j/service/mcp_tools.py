@@ -17,8 +17,8 @@ import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
+from terag_neo4j.core.results import Mode
 from terag_neo4j.errors import TeragError
-from terag_neo4j.results import Mode
 from terag_neo4j.service import graph, streaming
 from terag_neo4j.service.auth import authenticate, authorize
 from terag_neo4j.service.errors import ServiceError, public_message, status_for
@@ -167,7 +167,7 @@ def build_mcp(
     ) -> dict[str, Any]:
         """Add (or replace) a document in a namespace; indexing runs in the background:
         poll ingest_status with the returned job id."""
-        from terag_neo4j.indexing.documents import Document
+        from terag_neo4j.core.documents import Document
 
         scoped(ctx, namespace, write=True)
         p = principal(ctx)

@@ -191,7 +191,7 @@ class StoreCollector:
         self._reading: asyncio.Future[None] | None = None
 
     def _read(self, client: Any) -> None:
-        from terag_neo4j.retrieval.gds import catalog
+        from terag_neo4j.store.gds import catalog
 
         try:
             self._gds = catalog(client.store)

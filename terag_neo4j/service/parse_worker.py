@@ -74,7 +74,7 @@ def _preload() -> None:
 
 def _check_text(path: Path, name: str) -> None:
     """An upload read as text must be UTF-8 text throughout, not only in its first bytes."""
-    from terag_neo4j.indexing.inputs import InputError
+    from terag_neo4j.core.documents import InputError
 
     data = path.read_bytes()
     if b"\x00" in data:
@@ -87,7 +87,7 @@ def _check_text(path: Path, name: str) -> None:
 
 def read(request: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
     """The answer to one request (see the module doc)."""
-    from terag_neo4j.indexing import inputs
+    from terag_neo4j.core import documents as inputs
     from terag_neo4j.indexing.readers import read_file, readable_kind
     from terag_neo4j.indexing.readers.common import TooLarge, one_line
 

@@ -35,7 +35,7 @@ from terag_neo4j.service.errors import ServiceError
 from terag_neo4j.service.parse_worker import FRAME
 
 if TYPE_CHECKING:
-    from terag_neo4j.indexing.inputs import Document
+    from terag_neo4j.core.documents import Document
 
 log = logging.getLogger(__name__)
 
@@ -235,7 +235,7 @@ class ParsePool:
                 self._idle.append(Worker(self.memory_bytes))
 
     def _read(self, path: Path, name: str) -> list[Document]:
-        from terag_neo4j.indexing import inputs
+        from terag_neo4j.core import documents as inputs
 
         request = {"path": str(path), "name": name, "max_chars": inputs.MAX_DOCUMENT_CHARS}
         w = self._take()
@@ -278,7 +278,7 @@ class ParsePool:
 
 
 def _documents(meta: list[dict[str, Any]], body: bytes) -> list[Document]:
-    from terag_neo4j.indexing.inputs import Document
+    from terag_neo4j.core.documents import Document
 
     docs, at = [], 0
     view = memoryview(body)

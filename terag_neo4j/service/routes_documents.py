@@ -18,7 +18,7 @@ from terag_neo4j.service.routes_admin import ERRORS, runtime
 from terag_neo4j.service.schemas import Deleted, DocumentList, Job, TextsRequest
 
 if TYPE_CHECKING:
-    from terag_neo4j.indexing.documents import Document
+    from terag_neo4j.core.documents import Document
     from terag_neo4j.service.jobs import JobRegistry
 
 router = APIRouter(prefix="/v1")
@@ -31,7 +31,7 @@ def jobs(request: Request) -> JobRegistry:
 
 
 def _check_sizes(docs: list[Document]) -> None:
-    from terag_neo4j.indexing.inputs import MAX_DOCUMENT_CHARS
+    from terag_neo4j.core.documents import MAX_DOCUMENT_CHARS
 
     for d in docs:
         if len(d.text) > MAX_DOCUMENT_CHARS:
@@ -61,7 +61,7 @@ async def _submit(request: Request, namespace: str, docs: list[Document]) -> Job
 async def add_texts(request: Request, namespace: WriteNamespace, body: TextsRequest) -> Job:
     """Index texts in the background; poll the returned job. The same id with the same text
     again changes nothing; with another text it replaces the document."""
-    from terag_neo4j.indexing.documents import Document
+    from terag_neo4j.core.documents import Document
 
     ids = [d.id for d in body.documents]
     if len(set(ids)) != len(ids):

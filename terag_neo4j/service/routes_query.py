@@ -25,7 +25,7 @@ from terag_neo4j.service.schemas import (
 )
 
 if TYPE_CHECKING:
-    from terag_neo4j.results import RetrievalResult
+    from terag_neo4j.core.results import RetrievalResult
 
 router = APIRouter(prefix="/v1")
 

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from terag_neo4j.results import Mode  # a dataclass module: no service dependency
+from terag_neo4j.core.results import Mode  # a dataclass module: no service dependency
 
 NAMESPACE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
 # A question's length is bounded by the service's TERAG_MAX_QUESTION_CHARS alone (checked in
@@ -162,7 +162,7 @@ class AskRequest(Model):
 
 
 class Provenance(Model):
-    """Where a passage lies in what was indexed (`terag_neo4j.provenance.Provenance`)."""
+    """Where a passage lies in what was indexed (`terag_neo4j.core.provenance.Provenance`)."""
 
     source: str | None = None
     heading_path: list[str] = Field(default_factory=list)

@@ -4,7 +4,7 @@
 retries, the namespace lock): :mod:`~terag_neo4j.store.passages` (passage writes),
 :mod:`~terag_neo4j.store.budget_state`, :mod:`~terag_neo4j.store.synonyms`,
 :mod:`~terag_neo4j.store.cooccurrence` (the lazy pair builder) and
-:mod:`~terag_neo4j.store.namespaces` (administration), :mod:`~terag_neo4j.store.documents`
+:mod:`~terag_neo4j.store.namespaces` (administration), :mod:`~terag_neo4j.store.document_sync`
 (documents kept in step with their files). Reaching Neo4j and its errors are in
 :mod:`~terag_neo4j.store.connection`, the Cypher text in :mod:`~terag_neo4j.store.cypher`
 (from `cypher/*.cypher`), CO_OCCURRENCE arithmetic in :mod:`~terag_neo4j.store.pairs`.
@@ -18,8 +18,8 @@ from terag_neo4j.store.connection import (
     Neo4jAuthError,
     Neo4jTransientError,
     Neo4jUnavailable,
+    Target,
     connect,
-    connection_target,
     driver_config,
     held_call,
     neo4j_errors,
@@ -30,7 +30,7 @@ from terag_neo4j.store.connection import (
 from terag_neo4j.store.cooccurrence import CooccurrenceBuilder
 from terag_neo4j.store.core import NamespaceDropped
 from terag_neo4j.store.cypher import cypher_statements, load_cypher
-from terag_neo4j.store.documents import DocumentSync
+from terag_neo4j.store.document_sync import DocumentSync
 from terag_neo4j.store.embedding_model import (
     EmbeddingModelMismatch,
     EmbeddingModelPin,
@@ -60,12 +60,12 @@ __all__ = [
     "Neo4jAuthError",
     "Neo4jTransientError",
     "Neo4jUnavailable",
+    "Target",
     "WriteStats",
     "check_embedding_model",
     "check_namespace",
     "concept_uid",
     "connect",
-    "connection_target",
     "cypher_statements",
     "driver_config",
     "held_call",

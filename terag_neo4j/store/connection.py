@@ -271,20 +271,23 @@ def stopping(e: BaseException) -> bool:
     return isinstance(e, UNAVAILABLE_ERRORS)
 
 
-def connection_target(settings: Settings) -> tuple[str, str, str | None]:
-    """(uri, user, password) of the Neo4j at NEO4J_URI, or of the local managed server when it
-    is unset. The local server's generated password goes to the local server only: with
-    NEO4J_URI set and NEO4J_PASSWORD unset there is no password (a server without auth)."""
-    if settings.neo4j_uri is None:
-        from terag_neo4j.local.neo4j_home import connection
+Target = tuple[str, str, str | None]  # (uri, user, password); no password: a server without auth
 
-        return connection(settings)
+
+def uri_target(settings: Settings) -> Target:
+    """(uri, user, password) of the Neo4j at NEO4J_URI. The store knows no managed server: with
+    NEO4J_URI unset, whoever builds the store (the client) passes the local server's target."""
+    if settings.neo4j_uri is None:
+        raise GraphStoreError(
+            "NEO4J_URI is unset: pass the target of the server to use (TeragClient connects "
+            "to the local managed server then)"
+        )
     return settings.neo4j_uri, settings.neo4j_user, settings.neo4j_password
 
 
-def connect(settings: Settings, target: tuple[str, str, str | None] | None = None) -> Driver:
-    """A verified driver for the configured Neo4j, or the local managed server when unset."""
-    uri, user, password = target or connection_target(settings)
+def connect(settings: Settings, target: Target) -> Driver:
+    """A verified driver for the Neo4j at `target`, with the settings' pool and timeouts."""
+    uri, user, password = target
     auth = (user, password) if password is not None else None
     driver = GraphDatabase.driver(uri, auth=auth, **driver_config(settings))
     try:

@@ -26,15 +26,16 @@ from tenacity import (
 )
 
 from terag_neo4j.config import Settings
-from terag_neo4j.indexing.passage_ids import SCHEME as PASSAGE_ID_SCHEME
+from terag_neo4j.core.passage_ids import SCHEME as PASSAGE_ID_SCHEME
 from terag_neo4j.store.connection import (
     CONNECTION_ERRORS,
     GraphStoreError,
     InFlight,
+    Target,
     connect,
-    connection_target,
     driver_address,
     neo4j_errors,
+    uri_target,
     verify,
 )
 from terag_neo4j.store.cypher import cypher_statements, load_cypher
@@ -94,8 +95,9 @@ class StoreCore:
         self.in_flight = InFlight()
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> Self:
-        uri, user, password = connection_target(settings)
+    def from_settings(cls, settings: Settings, target: Target | None = None) -> Self:
+        """A store on a driver of its own, to `target` (default: NEO4J_URI's server)."""
+        uri, user, password = target or uri_target(settings)
         return cls(
             connect(settings, (uri, user, password)),
             settings.neo4j_database,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from terag_neo4j.core.concepts import Concept
 from terag_neo4j.errors import TeragError
-from terag_neo4j.indexing.extraction import Concept
 
 NAMESPACE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # always used with fullmatch
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
-from terag_neo4j.indexing.passage_ids import SCHEME, renamed
+from terag_neo4j.core.passage_ids import SCHEME, renamed
 from terag_neo4j.store.cypher import cypher_statements
 from terag_neo4j.store.ids import passage_uid
 

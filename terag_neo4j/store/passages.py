@@ -11,11 +11,11 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
-from terag_neo4j.indexing.documents import Passage
-from terag_neo4j.indexing.extraction import Concept, Extraction
+from terag_neo4j.core.concepts import Concept, Extraction
+from terag_neo4j.core.documents import Passage
 from terag_neo4j.store.core import bump_version_tx, chunks
 from terag_neo4j.store.cypher import load_cypher
-from terag_neo4j.store.documents import provenance_row
+from terag_neo4j.store.document_sync import provenance_row
 from terag_neo4j.store.ids import concept_uid, passage_label, passage_uid
 from terag_neo4j.store.namespaces import NamespaceAdmin
 from terag_neo4j.store.pairs import (

@@ -11,7 +11,7 @@ from neo4j import Driver
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
-from terag_neo4j.indexing.documents import Document
+from terag_neo4j.core.documents import Document
 from terag_neo4j.local import neo4j as local
 from terag_neo4j.store.ids import text_index, vector_index
 from tests.fixtures.neo4j import Neo4jConn

@@ -15,7 +15,7 @@ import pytest
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
-from terag_neo4j.indexing.documents import Document
+from terag_neo4j.core.documents import Document
 from terag_neo4j.local import neo4j as local
 from terag_neo4j.store import Neo4jUnavailable
 from tests.fixtures.neo4j import Neo4jConn

@@ -16,7 +16,7 @@ import pytest
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
-from terag_neo4j.indexing.documents import Document
+from terag_neo4j.core.documents import Document
 from terag_neo4j.llm import LLMError
 from terag_neo4j.local import ollama as srv
 

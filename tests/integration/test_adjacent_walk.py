@@ -11,9 +11,10 @@ import uuid
 import pytest
 
 from terag_neo4j.client import TeragClient
-from terag_neo4j.indexing.documents import Document
-from terag_neo4j.retrieval import gds, walk
+from terag_neo4j.core.documents import Document
+from terag_neo4j.retrieval import walk
 from terag_neo4j.retrieval.presets import RetrievalConfig
+from terag_neo4j.store import gds
 
 pytestmark = pytest.mark.integration
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from terag_neo4j.client import TeragClient
-from terag_neo4j.indexing.documents import Document
-from terag_neo4j.retrieval import gds
+from terag_neo4j.core.documents import Document
 from terag_neo4j.retrieval.flat import flat_ranking
+from terag_neo4j.store import gds
 
 pytestmark = pytest.mark.integration
 
@@ -110,7 +110,7 @@ def test_mentions_link_every_passage_that_names_a_concept(
     )
     mentions = [r for r in rows if r["mention"]]
     assert mentions, "no passage was linked to a concept it names beyond its extraction"
-    from terag_neo4j.indexing.extraction import normalize_name
+    from terag_neo4j.core.concepts import normalize_name
 
     for r in mentions:  # a mention is the concept's name, as whole words, in the passage
         text = normalize_name(f"{r['title']} {r['text']}")

@@ -11,10 +11,12 @@ import pytest
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
+from terag_neo4j.core.concepts import with_title_concepts
+from terag_neo4j.core.documents import Document
 from terag_neo4j.eval.datasets import dataset_root
 from terag_neo4j.indexing.budget import passage_scores, rank
-from terag_neo4j.indexing.documents import Document, to_passages
-from terag_neo4j.indexing.extraction import RecordedExtractor, SpacyExtractor, with_title_concepts
+from terag_neo4j.indexing.extraction import RecordedExtractor, SpacyExtractor
+from terag_neo4j.indexing.loading import to_passages
 from terag_neo4j.store import GraphStoreError
 
 from .test_indexing import CONSISTENT, _consistency

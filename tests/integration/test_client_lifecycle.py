@@ -13,8 +13,7 @@ from neo4j.exceptions import Neo4jError
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
 from terag_neo4j.integrations.langchain import TeragRetriever
-from terag_neo4j.retrieval import gds
-from terag_neo4j.store import GraphStore, GraphStoreError
+from terag_neo4j.store import GraphStore, GraphStoreError, gds
 
 from .conftest import SAMPLE
 

@@ -13,7 +13,7 @@ import pytest
 from terag_neo4j import cli
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
-from terag_neo4j.indexing.documents import load_documents, to_passages
+from terag_neo4j.indexing.loading import load_documents, to_passages
 
 from .conftest import connection_env
 

@@ -17,10 +17,11 @@ import pytest
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
+from terag_neo4j.core.documents import Document
 from terag_neo4j.embeddings import DEFAULT_MODEL, embedding_model_path
-from terag_neo4j.indexing import documents
+from terag_neo4j.indexing import loading as documents
 from terag_neo4j.indexing import pipeline as indexing
-from terag_neo4j.indexing.documents import Document, to_passages
+from terag_neo4j.indexing.loading import to_passages
 from terag_neo4j.store import GraphStoreError
 
 from .conftest import SAMPLE
@@ -71,7 +72,7 @@ def test_a_namespace_keeps_the_embedding_model_it_was_built_with(
     with TeragClient(same, namespace=namespace) as again:
         assert again.index([SAMPLE], progress=False).passages_unchanged == 8
 
-    caplog.set_level("INFO", logger="terag_neo4j.retrieval.embedders")
+    caplog.set_level("INFO", logger="terag_neo4j.store.namespace_embedder")
     with TeragClient(base_settings, namespace=namespace) as newer:
         got = newer.retrieve(QUESTION)
         assert [(p.id, p.score) for p in got.passages] == [(p.id, p.score) for p in want.passages]

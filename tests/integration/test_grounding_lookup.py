@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from terag_neo4j.client import TeragClient
-from terag_neo4j.indexing.documents import Document, to_passages
+from terag_neo4j.core.documents import Document
 from terag_neo4j.indexing.grounding import mentions, named_concepts
+from terag_neo4j.indexing.loading import to_passages
 
 from .conftest import SAMPLE
 

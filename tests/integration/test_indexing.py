@@ -11,8 +11,9 @@ import pytest
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
-from terag_neo4j.indexing.documents import Document, Passage
-from terag_neo4j.indexing.extraction import Extraction, SpacyExtractor
+from terag_neo4j.core.concepts import Extraction
+from terag_neo4j.core.documents import Document, Passage
+from terag_neo4j.indexing.extraction import SpacyExtractor
 
 from .conftest import SAMPLE
 

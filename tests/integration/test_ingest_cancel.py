@@ -11,7 +11,7 @@ import pytest
 
 from terag_neo4j import IngestCancelled
 from terag_neo4j.client import TeragClient
-from terag_neo4j.indexing.documents import Document
+from terag_neo4j.core.documents import Document
 from terag_neo4j.indexing.pipeline import Indexer
 from tests.fixtures.neo4j import wipe_namespace
 

@@ -16,7 +16,7 @@ import pytest
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
-from terag_neo4j.indexing.documents import Document
+from terag_neo4j.core.documents import Document
 from terag_neo4j.indexing.report import IngestReport
 from terag_neo4j.service.errors import ServiceError
 from terag_neo4j.service.job_store import JobStore

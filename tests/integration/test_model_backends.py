@@ -12,9 +12,9 @@ from pydantic import SecretStr
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
+from terag_neo4j.core.concepts import Concept
+from terag_neo4j.core.documents import Document
 from terag_neo4j.embeddings import Embedder, EmbeddingError
-from terag_neo4j.indexing.documents import Document
-from terag_neo4j.indexing.extraction import Concept
 from terag_neo4j.indexing.pipeline import Indexer
 from terag_neo4j.store import GraphStoreError
 from tests.fixtures.standin_endpoints import KEY, StandIn

@@ -11,9 +11,8 @@ import pytest
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
-from terag_neo4j.indexing.documents import Document
-from terag_neo4j.retrieval import gds
-from terag_neo4j.store import NamespaceDropped
+from terag_neo4j.core.documents import Document
+from terag_neo4j.store import NamespaceDropped, gds
 from terag_neo4j.store.ids import passage_label, text_index, vector_index
 
 pytestmark = pytest.mark.integration

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import terag_ollama_build as build
 
-from terag_neo4j.local import versions
+from terag_neo4j.core import versions
 
 pytestmark = pytest.mark.integration
 

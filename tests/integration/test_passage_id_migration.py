@@ -8,8 +8,8 @@ import pytest
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
-from terag_neo4j.indexing.documents import Document
-from terag_neo4j.indexing.passage_ids import SCHEME
+from terag_neo4j.core.documents import Document
+from terag_neo4j.core.passage_ids import SCHEME
 
 pytestmark = pytest.mark.integration
 

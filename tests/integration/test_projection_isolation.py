@@ -15,10 +15,9 @@ import pytest
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
-from terag_neo4j.indexing.documents import Document
-from terag_neo4j.retrieval import gds
+from terag_neo4j.core.documents import Document
 from terag_neo4j.retrieval.presets import RetrievalConfig
-from terag_neo4j.store import GraphStore
+from terag_neo4j.store import GraphStore, gds
 
 from .conftest import SAMPLE
 

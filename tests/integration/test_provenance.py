@@ -13,8 +13,8 @@ import pytest
 from terag_neo4j import cli
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
+from terag_neo4j.core.results import Provenance, RetrievedPassage
 from terag_neo4j.integrations.langchain import TeragRetriever
-from terag_neo4j.results import Provenance, RetrievedPassage
 
 from .conftest import connection_env
 

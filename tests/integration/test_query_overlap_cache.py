@@ -10,7 +10,7 @@ import pytest
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
-from terag_neo4j.indexing.documents import Document
+from terag_neo4j.core.documents import Document
 from terag_neo4j.retrieval.flat import flat_ranking
 from terag_neo4j.retrieval.overlap import Background
 

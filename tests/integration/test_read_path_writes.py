@@ -17,7 +17,7 @@ from neo4j import ManagedTransaction
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
-from terag_neo4j.indexing.documents import Document
+from terag_neo4j.core.documents import Document
 from terag_neo4j.store import GraphStore, GraphStoreError
 
 from .conftest import SAMPLE

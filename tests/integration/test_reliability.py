@@ -11,7 +11,8 @@ import pytest
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
-from terag_neo4j.indexing.documents import Document, InputError, load_documents
+from terag_neo4j.core.documents import Document, InputError
+from terag_neo4j.indexing.loading import load_documents
 from terag_neo4j.indexing.pipeline import Indexer
 from terag_neo4j.llm import LLMError
 from terag_neo4j.retrieval.retriever import RetrievalError

@@ -9,10 +9,9 @@ import pytest
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.eval.reference import export_graph, personalized_pagerank, top_passages
-from terag_neo4j.retrieval import gds
 from terag_neo4j.retrieval.flat import lucene_query
 from terag_neo4j.retrieval.retriever import RetrievalError
-from terag_neo4j.store import NamespaceNotFound, passage_uid
+from terag_neo4j.store import NamespaceNotFound, gds, passage_uid
 from terag_neo4j.store.ids import text_index
 
 from .conftest import SAMPLE
@@ -106,7 +105,7 @@ def test_projection_is_reused_and_rebuilt_after_changes(indexed: TeragClient) ->
     r = indexed.retriever
     g1 = r.ensure_projection(ns)
     assert r.ensure_projection(ns) == g1
-    from terag_neo4j.indexing.documents import Document
+    from terag_neo4j.core.documents import Document
 
     indexed.index(
         [Document(id="new", title="Hanover", text="Hanover is the capital of Lower Saxony.")],

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from terag_neo4j.local import versions
+from terag_neo4j.core import versions
 from tests.fixtures.neo4j import Neo4jConn
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

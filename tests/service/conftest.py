@@ -23,7 +23,7 @@ import pytest
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
-from terag_neo4j.indexing.documents import Document
+from terag_neo4j.core.documents import Document
 from tests.fixtures.neo4j import Neo4jConn
 from tests.integration.conftest import SAMPLE, connection_env
 

@@ -14,7 +14,7 @@ import pytest
 
 from terag_neo4j import cli
 from terag_neo4j.client import TeragClient
-from terag_neo4j.indexing.documents import document_id
+from terag_neo4j.indexing.loading import document_id
 from tests.service.conftest import KEY_A, KEY_ALL, REPO, Service
 
 pytestmark = pytest.mark.integration

@@ -12,15 +12,11 @@ import time
 import pytest
 
 import terag_neo4j
+from terag_neo4j.core import documents as inputs
+from terag_neo4j.core.documents import Document, InputError
 from terag_neo4j.errors import IngestCancelled, TeragError
-from terag_neo4j.indexing import chunking, inputs
-from terag_neo4j.indexing.documents import (
-    Document,
-    InputError,
-    default_tokenizer,
-    split_document,
-    to_passages,
-)
+from terag_neo4j.indexing import chunking
+from terag_neo4j.indexing.loading import default_tokenizer, split_document, to_passages
 from terag_neo4j.indexing.spans import Spans
 from terag_neo4j.indexing.token_counts import token_counter
 from tests.unit import chunking_reference as reference

@@ -5,10 +5,9 @@ from pathlib import Path
 
 import pytest
 
+from terag_neo4j.core.documents import Document, InputError
 from terag_neo4j.indexing.chunking import chunk_text, pack, sections
-from terag_neo4j.indexing.documents import (
-    Document,
-    InputError,
+from terag_neo4j.indexing.loading import (
     default_tokenizer,
     load_documents,
     split_document,

@@ -122,7 +122,7 @@ def test_query_errors_pass_through_for_their_callers() -> None:
 
 
 def test_a_missing_gds_plugin_is_not_reported_as_an_unavailable_server() -> None:
-    from terag_neo4j.retrieval import gds
+    from terag_neo4j.store import gds
 
     class NoGds:
         def read(self, name: str, **params: object) -> list[dict[str, object]]:

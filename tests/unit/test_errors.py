@@ -60,8 +60,8 @@ def test_every_error_class_is_a_terag_error() -> None:
 @pytest.mark.parametrize(
     ("path", "builtin"),
     [
-        ("terag_neo4j.indexing.documents.InputError", ValueError),
-        ("terag_neo4j.indexing.documents.InputNotFound", ValueError),
+        ("terag_neo4j.indexing.loading.InputError", ValueError),
+        ("terag_neo4j.indexing.loading.InputNotFound", ValueError),
         ("terag_neo4j.config.SettingsError", ValueError),
         ("terag_neo4j.retrieval.presets.KnobError", ValueError),
         ("terag_neo4j.retrieval.retriever.RetrievalError", ValueError),

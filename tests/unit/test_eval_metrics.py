@@ -92,9 +92,9 @@ def test_the_ceiling_is_each_questions_best_single_passage() -> None:
     are split over two passages cannot be a hit for any ranking, and the ceiling says so."""
     from pathlib import Path
 
+    from terag_neo4j.core.documents import Passage
     from terag_neo4j.eval.datasets import Dataset, Question
     from terag_neo4j.eval.runs import Scorer
-    from terag_neo4j.indexing.documents import Passage
 
     def passage(pid: str, text: str) -> Passage:
         return Passage(pid, "doc", 0, "", text)

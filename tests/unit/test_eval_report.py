@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from terag_neo4j.config import Settings
+from terag_neo4j.core.documents import Document
 from terag_neo4j.eval.baselines import BM25Baseline
 from terag_neo4j.eval.bench import BenchConfig, run_bench
 from terag_neo4j.eval.datasets import load_dataset
@@ -23,7 +24,6 @@ from terag_neo4j.eval.report import (
     write_json,
     write_summary,
 )
-from terag_neo4j.indexing.documents import Document
 
 CORPUS = [
     {"id": "berlin", "title": "Berlin", "text": "Berlin is the capital of Germany."},

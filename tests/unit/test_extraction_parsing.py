@@ -1,13 +1,7 @@
 """Parsing and normalisation of extraction answers (no LLM: the answers are literal strings)."""
 
-from terag_neo4j.indexing.extraction import (
-    CONCEPT,
-    Concept,
-    dedupe,
-    normalize_name,
-    parse_batch,
-    parse_lines,
-)
+from terag_neo4j.core.concepts import CONCEPT, Concept, dedupe, normalize_name
+from terag_neo4j.indexing.extraction import parse_batch, parse_lines
 
 
 def test_normalize_name_ignores_case_accents_punctuation_spacing() -> None:
@@ -95,7 +89,7 @@ def test_compact_answers_type_codes_and_inline_section_headers() -> None:
 
 
 def test_compact_prompt_batches_numbered_texts() -> None:
-    from terag_neo4j.indexing.documents import Passage
+    from terag_neo4j.core.documents import Passage
     from terag_neo4j.indexing.extraction import compact_messages
 
     msgs = compact_messages([Passage("a", "a", 0, "T1", "x."), Passage("b", "b", 0, "", "y.")])
@@ -110,7 +104,7 @@ def test_leading_article_is_not_part_of_the_name() -> None:
 
 
 def test_grounding_drops_names_not_in_the_text() -> None:
-    from terag_neo4j.indexing.extraction import grounded
+    from terag_neo4j.core.concepts import grounded
 
     got = parse_lines("location: Detroit\norganization: Volkswagen\nconcept: beetle\nother: Wolf")
     kept = grounded(got, "Who makes the Beetle in Wolfsburg? Volkswagen!")
@@ -118,7 +112,7 @@ def test_grounding_drops_names_not_in_the_text() -> None:
 
 
 def test_lean_answers_one_numbered_line_of_untyped_names_per_passage() -> None:
-    from terag_neo4j.indexing.extraction.parser import UNTYPED, parse_numbered
+    from terag_neo4j.indexing.extraction.reply_parser import UNTYPED, parse_numbered
 
     text = "1: Radio City; India; 3 July 2001\n2. Marie Curie; Polish\nNobel Prize; 1903\n"
     got = parse_numbered(text, 3)
@@ -139,7 +133,7 @@ def test_lean_answers_one_numbered_line_of_untyped_names_per_passage() -> None:
 
 
 def test_lean_truncated_answer_drops_only_the_half_written_name() -> None:
-    from terag_neo4j.indexing.extraction.parser import parse_numbered
+    from terag_neo4j.indexing.extraction.reply_parser import parse_numbered
 
     got = parse_numbered("1: Ada; Bob\n2: Carl; Dor", 2, truncated=True)
     assert [c.name for c in got[0] or ()] == ["Ada", "Bob"]
@@ -148,7 +142,7 @@ def test_lean_truncated_answer_drops_only_the_half_written_name() -> None:
 
 
 def test_lean_prompt_numbers_the_passages_and_its_example_parses() -> None:
-    from terag_neo4j.indexing.documents import Passage
+    from terag_neo4j.core.documents import Passage
     from terag_neo4j.indexing.extraction.prompts import PASSAGE_PROMPTS
 
     spec = PASSAGE_PROMPTS["lean"]
@@ -166,7 +160,7 @@ def test_ollama_extractor_with_the_lean_prompt_on_a_fake_server() -> None:
     import httpx
 
     from terag_neo4j.config import Settings
-    from terag_neo4j.indexing.documents import Passage
+    from terag_neo4j.core.documents import Passage
     from terag_neo4j.indexing.extraction import OllamaExtractor
     from terag_neo4j.llm import OllamaLLM
 

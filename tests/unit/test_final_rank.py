@@ -1,7 +1,7 @@
 """The final ranking's rule on hand-made rankings (no services): which passage is pinned, where
 the walk's passages go, and the flat fusion a question without links is answered with."""
 
-from terag_neo4j.results import RetrievedPassage
+from terag_neo4j.core.results import RetrievedPassage
 from terag_neo4j.retrieval.final_rank import anchor_node, pin, rrf_nodes
 from terag_neo4j.retrieval.presets import PRESETS, RetrievalConfig, resolve
 

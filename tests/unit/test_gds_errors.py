@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from neo4j.exceptions import ClientError, Neo4jError
 
-from terag_neo4j.retrieval import gds
+from terag_neo4j.store import gds
 
 CALL_FAILED = "Neo.ClientError.Procedure.ProcedureCallFailed"
 

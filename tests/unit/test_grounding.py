@@ -1,6 +1,6 @@
 """Mention grounding: which concepts a passage names (no services)."""
 
-from terag_neo4j.indexing.documents import Passage
+from terag_neo4j.core.documents import Passage
 from terag_neo4j.indexing.grounding import candidates, mentions
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from terag_neo4j.indexing.documents import load_documents
-from terag_neo4j.retrieval.gds import projection_name_re
+from terag_neo4j.indexing.loading import load_documents
 from terag_neo4j.store import check_namespace
+from terag_neo4j.store.gds import projection_name_re
 
 
 def _tree(tmp_path: Path) -> Path:

@@ -7,13 +7,13 @@ import pytest
 from langchain_core.documents import Document
 
 from terag_neo4j import InputError
+from terag_neo4j.core.results import MatchedConcept, Provenance, RetrievalResult, RetrievedPassage
 from terag_neo4j.integrations.langchain import (
     TeragRetriever,
     from_langchain,
     passage_content,
     to_documents,
 )
-from terag_neo4j.results import MatchedConcept, Provenance, RetrievalResult, RetrievedPassage
 
 
 def _result() -> RetrievalResult:

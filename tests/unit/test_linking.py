@@ -1,7 +1,7 @@
 """Name linking (no NER): which of a question's n-grams name concepts (no services)."""
 
-from terag_neo4j.indexing.extraction import stem_key, title_concepts
-from terag_neo4j.retrieval.linking import question_spans, select_links, span_keys, stopwords
+from terag_neo4j.core.concepts import stem_key, stopwords, title_concepts
+from terag_neo4j.retrieval.linking import question_spans, select_links, span_keys
 
 
 def linked(question: str, names: set[str]) -> list[str]:

@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 
 from terag_neo4j.config import Settings, SettingsError
+from terag_neo4j.core.results import RetrievedPassage
 from terag_neo4j.embeddings import model_id, settings_embedder
 from terag_neo4j.embeddings.spec import model_prefixes, parse_spec
 from terag_neo4j.reranking import RerankError, make_reranker
-from terag_neo4j.reranking.models import HttpReranker
+from terag_neo4j.reranking.rerankers import HttpReranker
 from terag_neo4j.reranking.stage import reranked
-from terag_neo4j.results import RetrievedPassage
 
 
 def test_each_kind_of_spec(tmp_path: Path) -> None:

@@ -11,8 +11,9 @@ import terag_ollama_build as build
 from terag_ollama_build import build as build_module
 
 from terag_neo4j.config import Settings
+from terag_neo4j.core import versions
 from terag_neo4j.local import ollama as srv
-from terag_neo4j.local import ollama_binary, versions
+from terag_neo4j.local import ollama_binary
 
 
 def test_the_binary_is_cached_under_home_by_version_and_cpu(tmp_path: Path) -> None:

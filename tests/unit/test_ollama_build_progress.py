@@ -16,9 +16,9 @@ import pytest
 import terag_ollama_build as build
 
 from terag_neo4j.config import Settings
+from terag_neo4j.core import versions
 from terag_neo4j.llm import OllamaLLM
 from terag_neo4j.local import ollama as srv
-from terag_neo4j.local import versions
 
 
 @contextmanager

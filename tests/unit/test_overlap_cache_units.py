@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
+from terag_neo4j.core.results import RetrievalResult, RetrievedPassage
 from terag_neo4j.errors import TeragError
-from terag_neo4j.results import RetrievalResult, RetrievedPassage
 from terag_neo4j.retrieval.overlap import Background
 from terag_neo4j.retrieval.result_cache import ResultCache
 

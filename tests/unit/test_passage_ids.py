@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import itertools
 
-from terag_neo4j.indexing.documents import Document, split_document
-from terag_neo4j.indexing.passage_ids import passage_id, renamed
+from terag_neo4j.core.documents import Document
+from terag_neo4j.core.passage_ids import passage_id, renamed
+from terag_neo4j.indexing.loading import split_document
 
 TRICKY = ["x", "x#1", "x#1#0", "x%231", "x%23", "%", "#", "##", "a/b#c", "x#", "x%", "x#01"]
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import itertools
 
-from terag_neo4j.retrieval import gds
 from terag_neo4j.retrieval.presets import RetrievalConfig
+from terag_neo4j.store import gds
 from terag_neo4j.store.ids import projection_name_re
 
 FLAGS = ("walk_cooccurrence", "walk_synonyms", "walk_titles", "walk_noun_chunks", "walk_adjacent")

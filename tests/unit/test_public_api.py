@@ -17,8 +17,8 @@ def test_one_import_gives_the_whole_api() -> None:
     for name in terag_neo4j.__all__:
         assert getattr(terag_neo4j, name) is not None, name
     # the errors at the top are the classes their modules raise
+    from terag_neo4j.core.documents import InputError
     from terag_neo4j.errors import TeragError
-    from terag_neo4j.indexing.documents import InputError
     from terag_neo4j.store import GraphStoreError
 
     assert terag_neo4j.TeragError is TeragError and terag_neo4j.InputError is InputError

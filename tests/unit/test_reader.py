@@ -10,7 +10,7 @@ import json
 import pytest
 
 from terag_neo4j.cli import to_jsonable
-from terag_neo4j.results import AnswerResult, RetrievalResult, RetrievedPassage
+from terag_neo4j.core.results import AnswerResult, RetrievalResult, RetrievedPassage
 from terag_neo4j.retrieval.reader import READER_FORMAT, parse_answer, reader_format
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from terag_neo4j.indexing.inputs import InputError
+from terag_neo4j.core.documents import InputError
 from terag_neo4j.indexing.readers import common, read_file
 from terag_neo4j.indexing.readers.common import TooLarge
 from tests.fixtures.bombs import (

@@ -11,13 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from terag_neo4j.indexing.documents import (
-    Document,
-    InputError,
-    Passage,
-    load_documents,
-    to_passages,
-)
+from terag_neo4j.core.documents import Document, InputError, Passage
+from terag_neo4j.indexing.loading import load_documents, to_passages
 from terag_neo4j.indexing.readers import read_file
 from terag_neo4j.indexing.readers.common import MissingReader
 from tests.fixtures.document_files import (

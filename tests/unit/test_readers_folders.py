@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from terag_neo4j import cli
-from terag_neo4j.indexing.documents import InputNotFound, iter_sources, load_documents
-from terag_neo4j.indexing.readers.walk import matches
+from terag_neo4j.core.documents import InputNotFound
+from terag_neo4j.indexing.loading import iter_sources, load_documents
+from terag_neo4j.indexing.readers.discovery import matches
 from tests.fixtures.document_files import broken_and_good_folder, write_pdf
 
 

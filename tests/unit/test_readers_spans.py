@@ -7,8 +7,9 @@ from collections import Counter
 
 import pytest
 
+from terag_neo4j.core.documents import Document
 from terag_neo4j.indexing.chunking import _sentences, chunk_spans
-from terag_neo4j.indexing.documents import Document, default_tokenizer, to_passages
+from terag_neo4j.indexing.loading import default_tokenizer, to_passages
 
 TEXTS = {
     "markdown": "# Guide\n\nIntro line one\nline two.\n\n## Setup\n\n"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from terag_neo4j.indexing.documents import Passage
+from terag_neo4j.core.documents import Passage
 from terag_neo4j.indexing.extraction.recorded import RecordedExtractor
 
 

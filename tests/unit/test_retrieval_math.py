@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from terag_neo4j.results import RetrievedPassage
+from terag_neo4j.core.results import RetrievedPassage
 from terag_neo4j.retrieval.flat import (
     FlatRanking,
     _scaled,

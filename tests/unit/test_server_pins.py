@@ -1,4 +1,4 @@
-"""The version pins of terag_neo4j/local/versions.py: consistent, new enough, and the ones
+"""The version pins of terag_neo4j/core/versions.py: consistent, new enough, and the ones
 docker-compose.yml uses (the compose file is only checked here, never read at run time)."""
 
 from __future__ import annotations
@@ -10,8 +10,9 @@ from typing import Any
 
 import yaml
 
+from terag_neo4j.core import versions
 from terag_neo4j.local import neo4j as local
-from terag_neo4j.local import ollama, versions
+from terag_neo4j.local import ollama
 
 COMPOSE = Path(__file__).resolve().parents[2] / "docker-compose.yml"
 

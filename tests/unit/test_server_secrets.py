@@ -9,7 +9,7 @@ import pytest
 
 from terag_neo4j.config import Settings
 from terag_neo4j.local import neo4j as local
-from terag_neo4j.store import connection_target
+from terag_neo4j.local.neo4j_home import connection_target
 
 
 def test_initial_password_command_names_a_file_not_the_password(tmp_path: Path) -> None:

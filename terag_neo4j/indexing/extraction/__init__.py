@@ -6,9 +6,7 @@ TERAG §4.1: one few-shot LLM call per passage (or per batch of passages) answer
 and `backends` (their interface and factory). The public names are re-exported here.
 """
 
-from terag_neo4j.indexing.extraction.backends import Extractor, make_extractor
-from terag_neo4j.indexing.extraction.cache import ExtractionCache, extract_with_cache
-from terag_neo4j.indexing.extraction.concepts import (
+from terag_neo4j.core.concepts import (
     CONCEPT,
     ENTITY_TYPES,
     MAX_NAME_CHARS,
@@ -27,8 +25,9 @@ from terag_neo4j.indexing.extraction.concepts import (
     title_concepts,
     with_title_concepts,
 )
+from terag_neo4j.indexing.extraction.backends import Extractor, make_extractor
+from terag_neo4j.indexing.extraction.cache import ExtractionCache, extract_with_cache
 from terag_neo4j.indexing.extraction.ollama_extractor import OllamaExtractor
-from terag_neo4j.indexing.extraction.parser import parse_batch, parse_lines
 from terag_neo4j.indexing.extraction.prompts import (
     COMPACT_PROMPT_VERSION,
     COMPACT_SYSTEM_PROMPT,
@@ -41,6 +40,7 @@ from terag_neo4j.indexing.extraction.prompts import (
     query_messages,
 )
 from terag_neo4j.indexing.extraction.recorded import RecordedExtractor
+from terag_neo4j.indexing.extraction.reply_parser import parse_batch, parse_lines
 from terag_neo4j.indexing.extraction.spacy_extractor import SpacyExtractor
 
 __all__ = [

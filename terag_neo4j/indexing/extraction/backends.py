@@ -1,29 +1,15 @@
-"""The interface every extraction backend implements, and the factory choosing one from
-Settings. Backends share one interface so a graph can also be built with zero LLM tokens (spaCy)
-or from recorded real LLM output."""
+"""The factory choosing an extraction backend from Settings. Backends share one interface
+(`core.extractor.Extractor`) so a graph can also be built with zero LLM tokens (spaCy) or from
+recorded real LLM output."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
-
 from terag_neo4j.config import Settings, SettingsError
-from terag_neo4j.indexing.documents import Passage
-from terag_neo4j.indexing.extraction.concepts import Concept, Extraction
+from terag_neo4j.core.extractor import Extractor
 from terag_neo4j.indexing.extraction.ollama_extractor import OllamaExtractor
 from terag_neo4j.indexing.extraction.recorded import RecordedExtractor
 from terag_neo4j.indexing.extraction.spacy_extractor import SpacyExtractor
 from terag_neo4j.llm import OllamaLLM
-
-
-class Extractor(Protocol):
-    name: str
-    model: str
-    version: str
-
-    def extract(self, passages: Sequence[Passage], run_id: str) -> list[Extraction]: ...
-
-    def extract_query(self, query: str, run_id: str) -> tuple[tuple[Concept, ...], int, int]: ...
 
 
 def make_extractor(

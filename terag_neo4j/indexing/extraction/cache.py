@@ -9,10 +9,10 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from terag_neo4j.indexing.documents import Passage, content_hash
-from terag_neo4j.indexing.extraction.backends import Extractor
-from terag_neo4j.indexing.extraction.concepts import Concept, Extraction
-from terag_neo4j.sqlite_cache import open_cache
+from terag_neo4j.core.concepts import Concept, Extraction
+from terag_neo4j.core.documents import Passage, content_hash
+from terag_neo4j.core.extractor import Extractor
+from terag_neo4j.core.sqlite_cache import open_cache
 
 log = logging.getLogger(__name__)
 

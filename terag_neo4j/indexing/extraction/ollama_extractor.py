@@ -6,10 +6,10 @@ import logging
 from collections.abc import Sequence
 
 from terag_neo4j.config import SettingsError
-from terag_neo4j.indexing.documents import Passage
-from terag_neo4j.indexing.extraction.concepts import Concept, Extraction, grounded
-from terag_neo4j.indexing.extraction.parser import parse_lines
+from terag_neo4j.core.concepts import Concept, Extraction, grounded
+from terag_neo4j.core.documents import Passage
 from terag_neo4j.indexing.extraction.prompts import PASSAGE_PROMPTS, PROMPT_VERSION, query_messages
+from terag_neo4j.indexing.extraction.reply_parser import parse_lines
 from terag_neo4j.llm import Completion, OllamaLLM, Stage
 
 log = logging.getLogger(__name__)

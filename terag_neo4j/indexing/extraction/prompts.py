@@ -11,9 +11,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from terag_neo4j.indexing.documents import Passage
-from terag_neo4j.indexing.extraction.concepts import TYPE_CODES, TYPES, Concept
-from terag_neo4j.indexing.extraction.parser import parse_batch, parse_lines, parse_numbered
+from terag_neo4j.core.concepts import TYPE_CODES, TYPES, Concept
+from terag_neo4j.core.documents import Passage
+from terag_neo4j.indexing.extraction.reply_parser import parse_batch, parse_lines, parse_numbered
 from terag_neo4j.llm import Message
 
 PROMPT_VERSION = "terag-ner-v2"

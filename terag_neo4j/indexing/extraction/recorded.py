@@ -6,9 +6,10 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
-from terag_neo4j.indexing.documents import InputError, InputNotFound, Passage, jsonl_records
-from terag_neo4j.indexing.extraction.concepts import Concept, Extraction, dedupe, make_concept
+from terag_neo4j.core.concepts import Concept, Extraction, dedupe, make_concept
+from terag_neo4j.core.documents import InputError, InputNotFound, Passage
 from terag_neo4j.indexing.extraction.spacy_extractor import SpacyExtractor
+from terag_neo4j.indexing.loading import jsonl_records
 
 log = logging.getLogger(__name__)
 

@@ -5,15 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+from terag_neo4j.core.concepts import CONCEPT, Concept, Extraction, dedupe, make_concept
+from terag_neo4j.core.documents import Passage
 from terag_neo4j.errors import DependencyError
-from terag_neo4j.indexing.documents import Passage
-from terag_neo4j.indexing.extraction.concepts import (
-    CONCEPT,
-    Concept,
-    Extraction,
-    dedupe,
-    make_concept,
-)
 
 _SPACY_TYPES = {
     "PERSON": "person",

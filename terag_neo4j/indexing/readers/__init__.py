@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from terag_neo4j.indexing.inputs import Document, InputError
+from terag_neo4j.core.documents import Document, InputError
 from terag_neo4j.indexing.readers.detect import (
     JSONL_SUFFIXES,
     SUFFIX_KIND,

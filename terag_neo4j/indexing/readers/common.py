@@ -12,8 +12,8 @@ import importlib
 from pathlib import Path
 from types import ModuleType
 
-from terag_neo4j.indexing import inputs
-from terag_neo4j.indexing.inputs import InputError
+from terag_neo4j.core import documents as inputs
+from terag_neo4j.core.documents import InputError
 
 EXTRA = "pip install 'terag-neo4j[documents]'"
 

@@ -8,7 +8,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from terag_neo4j.indexing.inputs import Document, InputError
+from terag_neo4j.core.documents import Document, InputError
 from terag_neo4j.indexing.readers import common
 from terag_neo4j.indexing.readers.common import TooLarge, check_size, one_line, require
 

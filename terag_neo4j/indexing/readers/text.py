@@ -7,8 +7,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from terag_neo4j.indexing import inputs
-from terag_neo4j.indexing.inputs import Document, InputError, absolute, content_hash
+from terag_neo4j.core import documents as inputs
+from terag_neo4j.core.documents import Document, InputError, absolute, content_hash
 from terag_neo4j.indexing.readers.common import TooLarge
 
 

@@ -17,7 +17,7 @@ from terag_ollama_build.errors import OllamaBuildError
 
 VENDOR_HEADERS = Path(__file__).resolve().parent / "llama_vendor"
 
-# The llama.cpp revision that the pinned Ollama (terag_neo4j.local.versions.OLLAMA) vendors:
+# The llama.cpp revision that the pinned Ollama (terag_neo4j.core.versions.OLLAMA) vendors:
 # FETCH_HEAD in its Makefile.sync, checked before every build.
 LLAMA_CPP_REVISION: Final = "ec98e2002"
 LLAMA_CPP_VENDOR_SHA256: Final = {

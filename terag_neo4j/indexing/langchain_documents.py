@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 from langchain_core.documents import Document
 
-from terag_neo4j.indexing.documents import Document as TeragDocument
-from terag_neo4j.indexing.documents import InputError, content_hash
+from terag_neo4j.core.documents import Document as TeragDocument
+from terag_neo4j.core.documents import InputError, content_hash
 
 
 def from_langchain(

@@ -1,13 +1,18 @@
-"""Concepts: the type vocabulary, a concept's identity (type + normalised name), grounding in the
-text, title concepts, and `Extraction`, the typed result every extraction backend returns."""
+"""Concepts: the type vocabulary, a concept's identity (type + normalised name), the stop words
+that link nothing, grounding in the text, title concepts, and `Extraction`, the typed result
+every extraction backend returns."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cache, cached_property
+from pathlib import Path
+
+from terag_neo4j.errors import DependencyError
 
 CONCEPT = "concept"
 ENTITY_TYPES = ("person", "organization", "location", "date", "event", "work", "other")
@@ -106,6 +111,21 @@ def normalize_type(raw: str) -> str | None:
     if t.endswith("s") and t[:-1] in TYPES:
         return t[:-1]
     return _TYPE_SYNONYMS.get(t) or TYPE_CODES.get(t)
+
+
+@cache
+def stopwords() -> frozenset[str]:
+    """spaCy's English stop words, read from its source file without importing spaCy (an
+    import costs seconds, the list nothing)."""
+    spec = importlib.util.find_spec("spacy")
+    if spec is None or spec.origin is None:
+        raise DependencyError("spaCy is not installed; `pip install spacy` (a dependency)")
+    path = Path(spec.origin).parent / "lang" / "en" / "stop_words.py"
+    scope: dict[str, object] = {}
+    exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), scope)
+    words = scope["STOP_WORDS"]
+    assert isinstance(words, set)
+    return frozenset(normalize_name(w) for w in words if normalize_name(w))
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,8 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
-from terag_neo4j.indexing.documents import Passage
-from terag_neo4j.provenance import Provenance
+from terag_neo4j.core.documents import Passage
+from terag_neo4j.core.provenance import Provenance
 from terag_neo4j.store.core import StoreCore, chunks
 from terag_neo4j.store.cypher import load_cypher
 from terag_neo4j.store.ids import passage_uid

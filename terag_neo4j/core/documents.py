@@ -1,5 +1,8 @@
-"""What indexing takes in: a `Document` (from a file or from Python), its id and hash helpers, and
-the errors of input that cannot be read."""
+"""What indexing takes in and what it makes of it: a `Document` (from a file or from Python), its
+`Passage`s, their id and hash helpers, and the errors of input that cannot be read.
+
+A passage id is stable across runs: the id the input gives it, else a hash of its content, so
+re-ingesting the same input maps onto the same graph nodes."""
 
 from __future__ import annotations
 
@@ -96,3 +99,31 @@ def absolute(path: str | Path) -> str:
     """`path` made absolute, "." and ".." resolved, in POSIX form. Symlinks are kept as named:
     a folder reached through a link (`current -> v2`) keeps its ids when the link moves on."""
     return Path(os.path.abspath(path)).as_posix()
+
+
+@dataclass(frozen=True)
+class Passage:
+    id: str
+    doc_id: str
+    position: int
+    title: str  # what it is shown and embedded under: a record's title, or its heading path
+    text: str
+    heading: str = ""  # the name that becomes its title concept ("" = none)
+    source: str = ""  # its document's `source`: the file (and line) it was read from
+    # Provenance, for citations: the headings above it (outermost first), the pages of its
+    # document it spans (1-based, inclusive; None where the format has no pages) and where its
+    # text lies in the document's extracted text (None for a record indexed whole).
+    heading_path: tuple[str, ...] = ()
+    page_start: int | None = None
+    page_end: int | None = None
+    char_start: int | None = None
+    char_end: int | None = None
+
+    @property
+    def content(self) -> str:
+        """What the LLM, the embedder and the reader see: HippoRAG's `title + "\\n" + text`."""
+        return f"{self.title}\n{self.text}" if self.title else self.text
+
+    @property
+    def hash(self) -> str:
+        return content_hash(self.content)

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from terag_neo4j.provenance import PROVENANCE_FIELDS, Provenance
+from terag_neo4j.core.provenance import PROVENANCE_FIELDS, Provenance
 
 # `flat` ranks without the graph: full-text (BM25) and vector search fused by reciprocal rank,
 # the baseline a user compares the graph with.

@@ -18,7 +18,7 @@ from typing import Any
 
 from neo4j.exceptions import ClientError
 
-from terag_neo4j.indexing.extraction import CONCEPT, TITLE
+from terag_neo4j.core.concepts import CONCEPT, TITLE
 from terag_neo4j.retrieval.presets import RetrievalConfig
 from terag_neo4j.store import GraphStore, GraphStoreError, one_line, write_refused
 from terag_neo4j.store.core import ReadNeedsWriter

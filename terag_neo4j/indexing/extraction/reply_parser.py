@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from terag_neo4j.indexing.extraction.concepts import Concept, dedupe, make_concept, normalize_type
+from terag_neo4j.core.concepts import Concept, dedupe, make_concept, normalize_type
 
 _BULLET = re.compile(r"^\s*(?:[-*•·]+|\d+[.)]|\(\d+\))\s*")
 # A section header: `[n]` (or "Passage n:") alone, or followed by the section's first line.

@@ -10,28 +10,29 @@ from __future__ import annotations
 import logging
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
 
-from terag_neo4j.indexing import inputs
-from terag_neo4j.indexing.chunking import Chunk, chunk_spans
-from terag_neo4j.indexing.inputs import (
+from terag_neo4j.core import documents as inputs
+from terag_neo4j.core.documents import (
     Document,
     InputError,
     InputNotFound,
+    Passage,
     ShouldStop,
     absolute,
     content_hash,
     stop_if_asked,
 )
-from terag_neo4j.indexing.passage_ids import passage_id
+from terag_neo4j.core.passage_ids import passage_id
+from terag_neo4j.indexing.chunking import Chunk, chunk_spans
 from terag_neo4j.indexing.readers.text import jsonl_records
 
 log = logging.getLogger(__name__)
 
-# Document and its errors live in `inputs`, file reading in `readers`; importable from here too.
+# Document, Passage and their errors live in `core.documents`, file reading in `readers`;
+# importable from here too.
 __all__ = [
     "Document",
     "InputError",
@@ -49,34 +50,6 @@ __all__ = [
     "split_document",
     "to_passages",
 ]
-
-
-@dataclass(frozen=True)
-class Passage:
-    id: str
-    doc_id: str
-    position: int
-    title: str  # what it is shown and embedded under: a record's title, or its heading path
-    text: str
-    heading: str = ""  # the name that becomes its title concept ("" = none)
-    source: str = ""  # its document's `source`: the file (and line) it was read from
-    # Provenance, for citations: the headings above it (outermost first), the pages of its
-    # document it spans (1-based, inclusive; None where the format has no pages) and where its
-    # text lies in the document's extracted text (None for a record indexed whole).
-    heading_path: tuple[str, ...] = ()
-    page_start: int | None = None
-    page_end: int | None = None
-    char_start: int | None = None
-    char_end: int | None = None
-
-    @property
-    def content(self) -> str:
-        """What the LLM, the embedder and the reader see: HippoRAG's `title + "\\n" + text`."""
-        return f"{self.title}\n{self.text}" if self.title else self.text
-
-    @property
-    def hash(self) -> str:
-        return content_hash(self.content)
 
 
 class Tokenizer(Protocol):
@@ -205,11 +178,11 @@ def iter_sources(
     paths: Sequence[str | Path], include: Sequence[str] = (), exclude: Sequence[str] = ()
 ) -> Iterator[tuple[Path, str]]:
     """(file, document id) for every supported file under `paths`, in a stable order: folders
-    walked recursively (`terag_neo4j.indexing.readers.walk`: hidden and unsupported files skipped,
+    walked recursively (`terag_neo4j.indexing.readers.discovery`: hidden and unsupported files skipped,
     symbolic link loops detected, `include` / `exclude` globs applied); a file named itself is
     taken whatever the globs say."""
     from terag_neo4j.indexing.readers import SUPPORTED_SUFFIXES, readable_kind
-    from terag_neo4j.indexing.readers.walk import walk
+    from terag_neo4j.indexing.readers.discovery import walk
 
     for raw in paths:
         p = Path(raw)

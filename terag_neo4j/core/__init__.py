@@ -1,0 +1,1 @@
+"""The ground floor: shared types and small utilities."""
