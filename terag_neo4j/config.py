@@ -90,7 +90,8 @@ class Settings(BaseSettings):
     llm_timeout_s: float = Field(default=120.0, gt=0)
     llm_retries: int = Field(default=3, ge=1)
     llm_concurrency: int = Field(default=2, ge=1)
-    # ggml threads spin-wait: on a busy 2-core machine one thread decodes ~40x faster than two.
+    # ggml threads spin-wait: on a busy small machine one thread decodes faster than two
+    # (measured in docs/architecture.md, "The numbers behind the constants").
     llm_num_thread: int = Field(default=1, ge=1)
     llm_retry_backoff_s: float = Field(default=0.5, ge=0)
 
@@ -118,9 +119,8 @@ class Settings(BaseSettings):
     # What a core passage keeps: the LLM's concepts added to spaCy's, or in place of them
     budget_merge: Literal["add", "replace"] = "add"
     # bge-small-en-v1.5 (LangChain4j's ONNX export, fetched once with Maven) over the bundled
-    # all-MiniLM-L6-v2: higher recall on 5 of the 7 shared sets at 1.3x the cold index time
-    # (docs/embedders.md). New namespaces are built with it; one built with another model keeps
-    # that model (retrieval/embedders.py)
+    # all-MiniLM-L6-v2: higher recall for a longer cold index (measured in docs/embedders.md). New namespaces are built with it; one built with another model keeps
+    # that model (store/namespace_embedder.py)
     embedding_model: str = "bge-small-en-v1.5"
     embedding_batch: int = Field(default=64, ge=1)
     # `openai:<model>` embedders: the endpoint's base URL (…/v1) and its key

@@ -79,8 +79,8 @@ class OpenVinoModel:
     L2-normalised pooled vectors the converted graph computes.
     """
 
-    # Batches of 16 were the fastest measured (MiniLM, 2Wiki: 43 passages/s against 37 at 32 and
-    # 33 at 64): a smaller batch pads less and stays in cache. The embedding_batch setting caps it.
+    # A smaller batch pads less and stays in cache; 16 was the fastest measured (the numbers are
+    # in docs/architecture.md). The embedding_batch setting caps it.
     MAX_BATCH = 16
 
     def __init__(self, model_xml: Path, meta: dict[str, Any], precision: str) -> None:

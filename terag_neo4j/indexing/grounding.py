@@ -23,11 +23,11 @@ from terag_neo4j.store import GraphStore, passage_uid
 
 GROUND_BATCH = 2000  # passages grounded per transaction
 # Passages whose names are looked up together: the words they share are asked about once
-# (10k synthetic passages in one lookup took 0.6x the time of five lookups of 2k)
+# (one large lookup beats several small ones; docs/architecture.md has the measurement)
 LOOKUP_BATCH = 10_000
 # Up to this many concepts, grounding reads all their names once; a larger namespace is asked
 # about the new passages' words only (`named_concepts`): reading every name per ingest made
-# each ingest into a growing namespace slower than the last (30 s for 230k names).
+# each ingest into a growing namespace slower than the last (docs/architecture.md).
 VOCABULARY_SCAN_MAX = 50_000
 
 MAX_WORDS = 6  # longer names are rare; every n-gram length costs a pass over the text

@@ -1,6 +1,6 @@
 """Graph-store stage: everything that reads or writes Neo4j, one job per module.
 
-`GraphStore` is composed of mixins over :class:`~terag_neo4j.store.core.StoreCore` (sessions,
+`GraphStore` is composed of mixins over :class:`~terag_neo4j.store.sessions.StoreCore` (sessions,
 retries, the namespace lock): :mod:`~terag_neo4j.store.passages` (passage writes),
 :mod:`~terag_neo4j.store.budget_state`, :mod:`~terag_neo4j.store.synonyms`,
 :mod:`~terag_neo4j.store.cooccurrence` (the lazy pair builder) and
@@ -28,7 +28,6 @@ from terag_neo4j.store.connection import (
     write_refused,
 )
 from terag_neo4j.store.cooccurrence import CooccurrenceBuilder
-from terag_neo4j.store.core import NamespaceDropped
 from terag_neo4j.store.cypher import cypher_statements, load_cypher
 from terag_neo4j.store.document_sync import DocumentSync
 from terag_neo4j.store.embedding_model import (
@@ -39,6 +38,7 @@ from terag_neo4j.store.embedding_model import (
 from terag_neo4j.store.ids import InvalidNamespace, check_namespace, concept_uid, passage_uid
 from terag_neo4j.store.namespaces import NamespaceInfo
 from terag_neo4j.store.passages import PassageWrites, WriteStats
+from terag_neo4j.store.sessions import NamespaceDropped
 from terag_neo4j.store.synonyms import Synonyms
 
 

@@ -19,7 +19,7 @@ import numpy.typing as npt
 from neo4j.exceptions import ClientError
 
 from terag_neo4j.store import GraphStore, GraphStoreError, one_line, write_refused
-from terag_neo4j.store.core import ReadNeedsWriter
+from terag_neo4j.store.sessions import ReadNeedsWriter
 
 log = logging.getLogger(__name__)
 

@@ -10,9 +10,9 @@ from collections.abc import Callable
 from neo4j import ManagedTransaction
 from neo4j.exceptions import ConstraintError, DatabaseError
 
-from terag_neo4j.store.core import StoreCore, bump_version_tx
 from terag_neo4j.store.cypher import cypher_statements, load_cypher
 from terag_neo4j.store.pairs import apply_pair_deltas, pair_deltas
+from terag_neo4j.store.sessions import StoreCore, bump_version_tx
 
 log = logging.getLogger(__name__)
 

@@ -11,9 +11,9 @@ from neo4j import ManagedTransaction
 
 from terag_neo4j.core.documents import Passage
 from terag_neo4j.core.provenance import Provenance
-from terag_neo4j.store.core import StoreCore, chunks
 from terag_neo4j.store.cypher import load_cypher
 from terag_neo4j.store.ids import passage_uid
+from terag_neo4j.store.sessions import StoreCore, chunks
 
 
 def passage_provenance(p: Passage) -> Provenance:

@@ -12,8 +12,8 @@ namespace of another size matches its concepts by an exact scan instead.
 from __future__ import annotations
 
 from terag_neo4j.store.connection import GraphStoreError
-from terag_neo4j.store.core import StoreCore
 from terag_neo4j.store.ids import vector_index
+from terag_neo4j.store.sessions import StoreCore
 
 
 class EmbeddingModelMismatch(GraphStoreError):

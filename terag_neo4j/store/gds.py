@@ -21,9 +21,9 @@ from neo4j.exceptions import ClientError
 from terag_neo4j.core.concepts import CONCEPT, TITLE
 from terag_neo4j.retrieval.presets import RetrievalConfig
 from terag_neo4j.store import GraphStore, GraphStoreError, one_line, write_refused
-from terag_neo4j.store.core import ReadNeedsWriter
 from terag_neo4j.store.cypher import load_cypher
 from terag_neo4j.store.ids import WALK_FLAGS, projection_name_re
+from terag_neo4j.store.sessions import ReadNeedsWriter
 
 log = logging.getLogger(__name__)
 

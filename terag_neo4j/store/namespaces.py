@@ -12,10 +12,10 @@ from neo4j import ManagedTransaction
 from neo4j.exceptions import ClientError
 
 from terag_neo4j.store.connection import NamespaceNotFound
-from terag_neo4j.store.core import bump_version_tx
 from terag_neo4j.store.cypher import cypher_statements, load_cypher
 from terag_neo4j.store.ids import check_namespace, projection_name_re
 from terag_neo4j.store.search import SearchIndexes
+from terag_neo4j.store.sessions import bump_version_tx
 
 
 @dataclass

@@ -14,8 +14,8 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
-from terag_neo4j.store.core import chunks
 from terag_neo4j.store.cypher import load_cypher
+from terag_neo4j.store.sessions import chunks
 
 
 def pair_key(a: str, b: str) -> int:

@@ -13,7 +13,6 @@ from neo4j import ManagedTransaction
 
 from terag_neo4j.core.concepts import Concept, Extraction
 from terag_neo4j.core.documents import Passage
-from terag_neo4j.store.core import bump_version_tx, chunks
 from terag_neo4j.store.cypher import load_cypher
 from terag_neo4j.store.document_sync import provenance_row
 from terag_neo4j.store.ids import concept_uid, passage_label, passage_uid
@@ -26,6 +25,7 @@ from terag_neo4j.store.pairs import (
     pairs_of,
 )
 from terag_neo4j.store.search import search_fields
+from terag_neo4j.store.sessions import bump_version_tx, chunks
 
 
 @dataclass

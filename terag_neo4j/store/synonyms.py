@@ -7,9 +7,9 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
-from terag_neo4j.store.core import StoreCore, chunks
 from terag_neo4j.store.cypher import load_cypher
 from terag_neo4j.store.search import VECTOR_DIMENSIONS
+from terag_neo4j.store.sessions import StoreCore, chunks
 
 
 class Synonyms(StoreCore):
