@@ -66,3 +66,18 @@ def test_settings_repr_leaves_the_password_out() -> None:
     s = Settings(neo4j_password="s3cret-Value-42")
     assert s.neo4j_password == "s3cret-Value-42"
     assert "s3cret-Value-42" not in repr(s) and "s3cret-Value-42" not in str(s)
+
+
+def test_the_store_alone_never_reaches_for_the_local_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store knows only NEO4J_URI: unset, it asks for a target instead of making the local
+    server's password (the client decides and passes it)."""
+    from terag_neo4j.store import GraphStore, GraphStoreError
+
+    monkeypatch.delenv("NEO4J_URI", raising=False)
+    monkeypatch.chdir(tmp_path)  # no .env of the checkout
+    settings = Settings(home=tmp_path)
+    with pytest.raises(GraphStoreError, match="NEO4J_URI is unset"):
+        GraphStore.from_settings(settings)
+    assert not local.layout(settings).password_file.exists()

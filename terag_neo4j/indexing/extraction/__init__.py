@@ -1,9 +1,10 @@
 """Extraction stage: passages -> concepts (named entities and document-level concepts).
 
 TERAG §4.1: one few-shot LLM call per passage (or per batch of passages) answered as plain
-`type: name` lines. One module per concern: `concepts` (types, identity, `Extraction`),
-`prompts`, `parser`, `cache`, the backends (`ollama_extractor`, `spacy_extractor`, `recorded`)
-and `backends` (their interface and factory). The public names are re-exported here.
+`type: name` lines. One module per concern: `prompts`, `reply_parser`, `cache`, the backends
+(`ollama_extractor`, `spacy_extractor`, `recorded`) and `backends` (their factory). Their types
+(`Concept`, `Extraction`, the `Extractor` interface) are on the ground floor (`core.concepts`,
+`core.extractor`), shared with retrieval; the public names are re-exported here.
 """
 
 from terag_neo4j.core.concepts import (
@@ -25,7 +26,8 @@ from terag_neo4j.core.concepts import (
     title_concepts,
     with_title_concepts,
 )
-from terag_neo4j.indexing.extraction.backends import Extractor, make_extractor
+from terag_neo4j.core.extractor import Extractor
+from terag_neo4j.indexing.extraction.backends import make_extractor
 from terag_neo4j.indexing.extraction.cache import ExtractionCache, extract_with_cache
 from terag_neo4j.indexing.extraction.ollama_extractor import OllamaExtractor
 from terag_neo4j.indexing.extraction.prompts import (
