@@ -28,7 +28,7 @@ from terag_neo4j.indexing.pipeline import Indexer, IngestReport
 from terag_neo4j.indexing.sync import sync_folders
 from terag_neo4j.llm import OllamaLLM, TokenLedger
 from terag_neo4j.local.neo4j_home import connection_target
-from terag_neo4j.reranking import RerankedRetriever
+from terag_neo4j.retrieval.reranked import RerankedRetriever
 from terag_neo4j.store import (
     GraphStore,
     GraphStoreError,

@@ -20,8 +20,7 @@ from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
 from terag_neo4j.core.results import RetrievalResult
 from terag_neo4j.llm.ledger import Stage
-from terag_neo4j.reranking import NoReranker
-from terag_neo4j.reranking.stage import passage_text
+from terag_neo4j.retrieval.reranked import NoReranker, passage_text
 from tests.fixtures.standin_endpoints import KEY, StandIn
 from tests.fixtures.tiny_models import TinyModels
 

@@ -13,7 +13,7 @@ import pytest
 
 from terag_neo4j.aio import AsyncTeragClient
 from terag_neo4j.client import TeragClient
-from terag_neo4j.reranking import RerankedRetriever
+from terag_neo4j.retrieval.reranked import RerankedRetriever
 
 
 def params(fn: Any) -> list[inspect.Parameter]:

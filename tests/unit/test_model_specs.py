@@ -18,7 +18,7 @@ from terag_neo4j.embeddings import model_id, settings_embedder
 from terag_neo4j.embeddings.spec import model_prefixes, parse_spec
 from terag_neo4j.reranking import RerankError, make_reranker
 from terag_neo4j.reranking.rerankers import HttpReranker
-from terag_neo4j.reranking.stage import reranked
+from terag_neo4j.retrieval.reranked import reranked
 
 
 def test_each_kind_of_spec(tmp_path: Path) -> None:
