@@ -119,8 +119,9 @@ class Settings(BaseSettings):
     # What a core passage keeps: the LLM's concepts added to spaCy's, or in place of them
     budget_merge: Literal["add", "replace"] = "add"
     # bge-small-en-v1.5 (LangChain4j's ONNX export, fetched once with Maven) over the bundled
-    # all-MiniLM-L6-v2: higher recall for a longer cold index (measured in docs/embedders.md). New namespaces are built with it; one built with another model keeps
-    # that model (store/namespace_embedder.py)
+    # all-MiniLM-L6-v2: higher recall for a longer cold index (measured in docs/embedders.md).
+    # New namespaces are built with it; one built with another model keeps that model
+    # (store/namespace_embedder.py)
     embedding_model: str = "bge-small-en-v1.5"
     embedding_batch: int = Field(default=64, ge=1)
     # `openai:<model>` embedders: the endpoint's base URL (…/v1) and its key
