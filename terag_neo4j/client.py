@@ -64,6 +64,9 @@ class TeragClient:
     configuration); the client then ignores NEO4J_URI / NEO4J_USER / NEO4J_PASSWORD, uses
     `neo4j_database` from the settings, and leaves the driver open on `close()`: you own it.
     `embedder=` hands in an `Embedder` already loaded, for TERAG_EMBEDDING_MODEL's place.
+    `extractor=` is a backend name (the `extractor` setting) or an `Extractor` built elsewhere
+    (the bench's replayed LLM extractions): it indexes, and does the query NER of the namespaces
+    built with its `name`.
     """
 
     def __init__(
@@ -72,8 +75,11 @@ class TeragClient:
         *,
         driver: Driver | None = None,
         embedder: Embedder | None = None,
+        extractor: ExtractorName | Extractor | None = None,
         **overrides: Any,
     ) -> None:
+        if isinstance(extractor, str):
+            overrides["extractor"] = extractor
         base = settings or Settings()
         self.settings = base.with_overrides(**overrides) if overrides else base
         check_namespace(self.settings.namespace)
@@ -84,7 +90,7 @@ class TeragClient:
             else GraphStore.from_driver(driver, self.settings)
         )
         self._llm: OllamaLLM | None = None
-        self._extractor: Extractor | None = None
+        self._extractor: Extractor | None = None if isinstance(extractor, str) else extractor
         self._embedders: dict[str, CachedEmbedder] = {}  # by model_id
         if embedder is not None:
             self.settings = self.settings.with_overrides(embedding_model=embedder.model_name)
@@ -119,6 +125,11 @@ class TeragClient:
                     llm = self.llm if needs_llm else None
                     self._extractor = make_extractor(self.settings, llm)
         return self._extractor
+
+    @property
+    def extractor_name(self) -> str:
+        """The indexing backend's name: the one handed in, else the `extractor` setting."""
+        return self.settings.extractor if self._extractor is None else self._extractor.name
 
     @property
     def embedder(self) -> CachedEmbedder:
@@ -171,13 +182,13 @@ class TeragClient:
         return self._retriever
 
     def _build_retriever(self) -> RerankedRetriever:
-        # Every backend does query NER too (the recorded one hands it to spaCy).
+        # Every backend does query NER too.
         retriever = RerankedRetriever(
             self.settings,
             self.store,
             self.extractor,
             self.embedder,
-            self.llm if self.settings.extractor == "ollama" or self._llm else None,
+            self.llm if self.extractor_name == "ollama" or self._llm else None,
         )
         retriever.extractor_for = self.query_extractor
         retriever.embedders, retriever.ledger = self.embedders, self.ledger
@@ -193,28 +204,26 @@ class TeragClient:
             rows = self.store.read("namespace_version", namespace=ns)
             built = rows[0]["extractor"] if rows else None
             if built is None:
-                return self.settings.extractor  # not indexed yet: ask again next time
-            if built not in get_args(ExtractorName):
-                log.warning(
-                    "namespace %r was indexed with an unknown extractor %r; query NER uses %s",
+                return self.extractor_name  # not indexed yet: ask again next time
+            if built not in (*get_args(ExtractorName), self.extractor_name):
+                # A backend this client was not handed (the bench's replayed extractions):
+                # spaCy needs no server and is what that one does for queries.
+                log.info(
+                    "namespace %r was indexed with the extractor %r, not here; query NER uses spacy",
                     ns,
                     built,
-                    self.settings.extractor,
                 )
-                built = self.settings.extractor
+                built = "spacy"
             self._namespace_backend[ns] = str(built)
         return self._namespace_backend[ns]
 
     def query_extractor(self, namespace: str | None = None) -> Extractor:
         """The extractor that does query NER for `namespace` (see `query_backend`)."""
-        backend = self.query_backend(namespace)
-        if backend == "recorded" and self.settings.recorded_extractions is None:
-            backend = "spacy"  # recorded extractions answer queries with spaCy anyway
-        return self.backend_extractor(backend)
+        return self.backend_extractor(self.query_backend(namespace))
 
     def backend_extractor(self, backend: str) -> Extractor:
         """An extractor of `backend`, built once (shared with query NER)."""
-        if backend == self.settings.extractor:
+        if backend == self.extractor_name:
             return self.extractor
         if backend not in self._query_extractors:
             with self._build_lock:

@@ -26,7 +26,6 @@ def _settings(args: argparse.Namespace) -> Any:
         "namespace",
         "extractor",
         "top_k",
-        "recorded_extractions",
         "llm_budget",
         "budget_selection",
         "budget_merge",

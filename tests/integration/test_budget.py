@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from terag_bench.datasets import dataset_root
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
-from terag_neo4j.eval.datasets import dataset_root
 from terag_neo4j.indexing.budget import passage_scores, rank
 from terag_neo4j.indexing.documents import Document, to_passages
 from terag_neo4j.indexing.extraction import RecordedExtractor, SpacyExtractor, with_title_concepts

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from terag_bench import extraction_bench as eb
+from terag_bench.datasets import dataset_root
 
 from terag_neo4j.config import Settings
-from terag_neo4j.eval import extraction_bench as eb
-from terag_neo4j.eval.datasets import dataset_root
 from terag_neo4j.indexing.documents import Passage
 
 pytestmark = [pytest.mark.integration]

@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from terag_bench.reference import export_graph, personalized_pagerank, top_passages
 
 from terag_neo4j.client import TeragClient
-from terag_neo4j.eval.reference import export_graph, personalized_pagerank, top_passages
 from terag_neo4j.retrieval import gds
 from terag_neo4j.retrieval.flat import lucene_query
 from terag_neo4j.retrieval.retriever import RetrievalError

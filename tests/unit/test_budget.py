@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import pytest
-
-from terag_neo4j.config import Settings, SettingsError
-from terag_neo4j.indexing.budget import choose, core_target, merge_concepts, rank
-from terag_neo4j.indexing.extraction import Concept
-from terag_neo4j.indexing.extraction.reference_tokens import (
+from terag_bench.reference_tokens import (
     HIPPORAG_NER_PREFIX_TOKENS,
     count_tokens,
     ner_answer_tokens,
     ner_prompt_tokens,
 )
+
+from terag_neo4j.config import Settings, SettingsError
+from terag_neo4j.indexing.budget import choose, core_target, merge_concepts, rank
+from terag_neo4j.indexing.extraction import Concept
 from terag_neo4j.indexing.pipeline import IngestReport
 
 

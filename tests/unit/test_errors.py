@@ -32,9 +32,9 @@ def test_every_module_is_walked() -> None:
     for expected in (
         "terag_neo4j.store.connection",
         "terag_neo4j.local.models",
-        "terag_neo4j.eval.datasets",
+        "terag_bench.datasets",
         "terag_neo4j.integrations.langchain",
-        "terag_neo4j.indexing.extraction.recorded",
+        "terag_bench.recorded",
     ):
         assert expected in names
 
@@ -85,8 +85,9 @@ def test_errors_keep_their_builtin_base(path: str, builtin: type[Exception]) -> 
 
 
 def test_server_and_bench_errors_are_terag_errors() -> None:
+    from terag_bench.datasets import DatasetError
+
     from terag_neo4j.cli import UsageError
-    from terag_neo4j.eval.datasets import DatasetError
     from terag_neo4j.local.models import ModelIntegrityError
     from terag_neo4j.local.neo4j_home import ServerError
     from terag_neo4j.local.ollama_home import OllamaSetupError

@@ -7,8 +7,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from terag_bench import extraction_bench as eb
 
-from terag_neo4j.eval import extraction_bench as eb
 from terag_neo4j.indexing.documents import Passage
 from terag_neo4j.indexing.extraction import Concept
 

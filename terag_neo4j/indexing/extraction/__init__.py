@@ -2,8 +2,8 @@
 
 TERAG §4.1: one few-shot LLM call per passage (or per batch of passages) answered as plain
 `type: name` lines. One module per concern: `concepts` (types, identity, `Extraction`),
-`prompts`, `parser`, `cache`, the backends (`ollama_extractor`, `spacy_extractor`, `recorded`)
-and `backends` (their interface and factory). The public names are re-exported here.
+`prompts`, `parser`, `cache`, the backends (`ollama_extractor`, `spacy_extractor`) and
+`backends` (their interface and factory). The public names are re-exported here.
 """
 
 from terag_neo4j.indexing.extraction.backends import Extractor, make_extractor
@@ -40,7 +40,6 @@ from terag_neo4j.indexing.extraction.prompts import (
     passage_messages,
     query_messages,
 )
-from terag_neo4j.indexing.extraction.recorded import RecordedExtractor
 from terag_neo4j.indexing.extraction.spacy_extractor import SpacyExtractor
 
 __all__ = [
@@ -61,7 +60,6 @@ __all__ = [
     "ExtractionCache",
     "Extractor",
     "OllamaExtractor",
-    "RecordedExtractor",
     "SpacyExtractor",
     "batch_messages",
     "compact_messages",

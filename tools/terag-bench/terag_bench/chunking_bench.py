@@ -94,7 +94,7 @@ def register_cli(subparsers: Any) -> None:
 
 
 def cmd_bench_chunking(args: argparse.Namespace) -> int:
-    from terag_neo4j.eval.runinfo import write_result
+    from terag_bench.runinfo import write_result
 
     result = run(args.lines, args.chunk_tokens, args.chunk_overlap)
     path = write_result(args.out, "chunking", result)

@@ -17,11 +17,10 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from terag_neo4j.config import Settings, SettingsError
-from terag_neo4j.eval.baselines import BM25Baseline, DenseBaseline
-from terag_neo4j.eval.datasets import Dataset, DatasetError, namespace_for
-from terag_neo4j.eval.runs import KS, TOP_K, MethodRun, QuestionRun, Scorer, run_simple
-from terag_neo4j.eval.variants import (
+from terag_bench.baselines import BM25Baseline, DenseBaseline
+from terag_bench.datasets import Dataset, DatasetError, namespace_for
+from terag_bench.runs import KS, TOP_K, MethodRun, QuestionRun, Scorer, run_simple
+from terag_bench.variants import (
     BENCH_SYNONYMS,
     DEFAULT_KNOBS,
     DEFAULT_METHODS,
@@ -32,6 +31,7 @@ from terag_neo4j.eval.variants import (
     TERAG_VARIANTS,
     knobs,
 )
+from terag_neo4j.config import Settings, SettingsError
 from terag_neo4j.indexing.documents import Document, to_passages
 from terag_neo4j.retrieval import gds
 from terag_neo4j.retrieval.concept_vectors import ensure_concept_vectors
@@ -115,12 +115,7 @@ class BenchRunner:
     # ------------------------------------------------------------------ TERAG
 
     def _client_overrides(self, extractor: str) -> dict[str, Any]:
-        over: dict[str, Any] = {"extractor": extractor}
-        if extractor == "recorded":
-            if self.dataset.recorded_extractions is None:
-                raise DatasetError(f"{self.dataset.name} has no recorded_extractions.jsonl")
-            over["recorded_extractions"] = self.dataset.recorded_extractions
-        return over
+        return {"extractor": self.dataset.extractor(extractor)}
 
     def _namespaces(self, extractor: str) -> list[tuple[str, str, dict[str, Any], str | None]]:
         """(result key, namespace, index settings, the only variant run on it) per graph."""
@@ -307,7 +302,7 @@ class BenchRunner:
 
     def run_answers(self) -> None:
         """EM/F1 of the reader LLM over each chosen method's own top-k passages (`eval.answers`)."""
-        from terag_neo4j.eval.answers import bench_answers
+        from terag_bench.answers import bench_answers
 
         wanted = self.config.answer_methods or [
             next((m for m in self.methods if m.startswith("terag-")), next(iter(self.methods), ""))

@@ -89,7 +89,7 @@ def _read_and_split(path: Path, chunk_tokens: int, overlap: int) -> tuple[Any, i
 def run(
     pages: int, chunk_tokens: int, overlap: int, index: bool, trace_index: bool = False
 ) -> dict[str, Any]:
-    from terag_neo4j.eval.runinfo import peak_rss_mib
+    from terag_bench.runinfo import peak_rss_mib
     from terag_neo4j.indexing.documents import default_tokenizer
 
     with tempfile.TemporaryDirectory(prefix="terag-bench-documents-") as tmp:
@@ -135,9 +135,9 @@ def run(
 def _index(path: Path, trace: bool) -> dict[str, Any]:
     import contextlib
 
+    from terag_bench.runinfo import peak_rss_mib
     from terag_neo4j.client import TeragClient
     from terag_neo4j.config import Settings
-    from terag_neo4j.eval.runinfo import peak_rss_mib
     from terag_neo4j.store import NamespaceNotFound
 
     settings = Settings()
@@ -187,7 +187,7 @@ def register_cli(subparsers: Any) -> None:
 
 
 def cmd_bench_documents(args: argparse.Namespace) -> int:
-    from terag_neo4j.eval.runinfo import write_result
+    from terag_bench.runinfo import write_result
 
     result = run(args.pages, args.chunk_tokens, args.chunk_overlap, args.index, args.trace_index)
     path = write_result(args.out, f"documents_pdf_{args.pages}p", result)

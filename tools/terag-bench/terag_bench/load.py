@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from terag_neo4j.eval.metrics import percentile_ms
+from terag_bench.metrics import percentile_ms
 
 log = logging.getLogger(__name__)
 
@@ -127,9 +127,9 @@ def register_cli(subparsers: Any) -> None:
 
 
 def cmd_bench_load(args: argparse.Namespace) -> int:
-    from terag_neo4j.eval.datasets import load_dataset
-    from terag_neo4j.eval.ingest import index_namespace
-    from terag_neo4j.eval.runinfo import write_result
+    from terag_bench.datasets import load_dataset
+    from terag_bench.ingest import index_namespace
+    from terag_bench.runinfo import write_result
     from terag_neo4j.indexing.documents import Document
 
     dataset = load_dataset(args.dataset)

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from terag_neo4j.eval.datasets import Dataset, Question
-from terag_neo4j.eval.metrics import (
+from terag_bench.datasets import Dataset, Question
+from terag_bench.metrics import (
     COVERAGE_HIT,
     answer_coverage,
     content_words,

@@ -39,12 +39,18 @@ def index_namespace(dataset: str, extractor: str) -> str:
 
 
 def run_one(
-    settings: Settings, namespace: str, docs: list[Document], batch: int | None = None
+    settings: Settings,
+    namespace: str,
+    docs: list[Document],
+    batch: int | None = None,
+    extractor: Any = None,
 ) -> dict[str, Any]:
     from terag_neo4j.client import TeragClient
     from terag_neo4j.store import NamespaceNotFound
 
     overrides: dict[str, Any] = {"namespace": namespace}
+    if extractor is not None and not isinstance(extractor, str):
+        overrides["extractor"] = extractor  # the recorded extractions
     if batch is not None:
         overrides["extraction_batch"] = batch
     with TeragClient(settings, **overrides) as client:
@@ -126,17 +132,15 @@ def register_cli(subparsers: Any) -> None:
 
 
 def cmd_bench_index(args: argparse.Namespace) -> int:
-    from terag_neo4j.eval.datasets import DatasetError, load_dataset
-    from terag_neo4j.eval.runinfo import neo4j_server_rss, peak_rss_mib, write_result
+    from terag_bench.datasets import load_dataset
+    from terag_bench.runinfo import neo4j_server_rss, peak_rss_mib, write_result
 
     dataset = load_dataset(args.dataset)
     docs = dataset.documents[: args.limit] if args.limit else dataset.documents
-    overrides: dict[str, Any] = {"extractor": args.extractor}
-    if args.extractor == "recorded":
-        if dataset.recorded_extractions is None:
-            raise DatasetError(f"{dataset.path} has no recorded extractions to index with")
-        overrides["recorded_extractions"] = dataset.recorded_extractions
-    settings = Settings().model_copy(update=overrides)
+    extractor = dataset.extractor(args.extractor)
+    settings = Settings()
+    if isinstance(extractor, str):
+        settings = settings.model_copy(update={"extractor": extractor})
     if settings.neo4j_uri is None:
         from terag_neo4j.local.neo4j_process import start
 
@@ -145,7 +149,7 @@ def cmd_bench_index(args: argparse.Namespace) -> int:
     runs = []
     for batch in args.batches or [None]:
         suffix = f"_b{batch}" if batch else ""
-        runs.append(run_one(settings, ns + suffix, docs, batch))
+        runs.append(run_one(settings, ns + suffix, docs, batch, extractor))
         log.info("%s", runs[-1])
     result = {
         "dataset": dataset.name,

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from terag_bench.bench import BenchConfig, BenchRunner
+from terag_bench.datasets import Dataset, namespace_for
+from terag_bench.runs import TOP_K
 from terag_neo4j.config import Settings
-from terag_neo4j.eval.bench import BenchConfig, BenchRunner
-from terag_neo4j.eval.datasets import Dataset, namespace_for
-from terag_neo4j.eval.runs import TOP_K
 from terag_neo4j.indexing.budget import Merge, Selection
 from terag_neo4j.indexing.documents import to_passages
 
@@ -217,7 +217,7 @@ def plot_curve(result: dict[str, Any], path: Path) -> Path:
 
 
 def write_curve(result: dict[str, Any], out_dir: Path, plots: bool = True) -> list[Path]:
-    from terag_neo4j.eval.report import write_json
+    from terag_bench.report import write_json
 
     d = result["dataset"]
     stem = f"{d['name']}_budget_{result['extractor']}"

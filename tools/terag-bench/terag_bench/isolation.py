@@ -55,10 +55,10 @@ def compare(before: list[Ranking], after: list[Ranking]) -> dict[str, Any]:
 
 
 def cmd_bench_isolation(args: argparse.Namespace) -> int:
+    from terag_bench.datasets import load_dataset
+    from terag_bench.ingest import index_namespace
+    from terag_bench.runinfo import write_result
     from terag_neo4j.client import TeragClient
-    from terag_neo4j.eval.datasets import load_dataset
-    from terag_neo4j.eval.ingest import index_namespace
-    from terag_neo4j.eval.runinfo import write_result
     from terag_neo4j.local import neo4j as local
 
     a = load_dataset(args.dataset_a, limit=args.limit)

@@ -18,7 +18,7 @@ class RecordedExtractor:
 
     The recording has untyped named entities; they become type `other`. Query NER is not
     recorded, so queries fall back to spaCy. Each extraction carries what its reference prompt
-    would have cost (`terag_neo4j.indexing.extraction.reference_tokens`: HippoRAG's NER prompt in cl100k_base).
+    would have cost (`terag_bench.reference_tokens`: HippoRAG's NER prompt in cl100k_base).
     """
 
     name = "recorded"
@@ -55,7 +55,7 @@ class RecordedExtractor:
         return found
 
     def extract(self, passages: Sequence[Passage], run_id: str) -> list[Extraction]:
-        from terag_neo4j.indexing.extraction.reference_tokens import (
+        from terag_bench.reference_tokens import (
             ner_answer_tokens,
             ner_prompt_tokens,
         )

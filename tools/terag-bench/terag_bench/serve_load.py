@@ -69,11 +69,11 @@ def _questions(path: Path) -> list[str]:
 
 def _inputs(args: argparse.Namespace) -> tuple[str, str, list[str], list[dict[str, str]]]:
     """The run's name, namespace, questions and the texts its uploads use."""
-    from terag_neo4j.eval.serve_clients import BenchServeError
+    from terag_bench.serve_clients import BenchServeError
 
     dataset = None
     if args.dataset or not args.questions_file:
-        from terag_neo4j.eval.datasets import load_dataset
+        from terag_bench.datasets import load_dataset
 
         dataset = load_dataset(args.dataset or DEFAULT_DATASET)
     if args.questions_file:
@@ -84,7 +84,7 @@ def _inputs(args: argparse.Namespace) -> tuple[str, str, list[str], list[dict[st
     if not questions:
         raise BenchServeError("no questions to ask")
     if dataset is not None:
-        from terag_neo4j.eval.ingest import index_namespace
+        from terag_bench.ingest import index_namespace
 
         ns = args.namespace or index_namespace(dataset.name, "spacy")
         texts = [{"text": d.text, "title": d.title} for d in dataset.documents]
@@ -106,9 +106,9 @@ def _docs(texts: list[dict[str, str]], prefix: str, start: int, n: int) -> list[
 
 
 def cmd_bench_serve(args: argparse.Namespace) -> int:
-    from terag_neo4j.eval import serve_phases as phases
-    from terag_neo4j.eval.runinfo import write_result
-    from terag_neo4j.eval.serve_clients import (
+    from terag_bench import serve_phases as phases
+    from terag_bench.runinfo import write_result
+    from terag_bench.serve_clients import (
         drop_namespace,
         ensure_namespace,
         run_clients,

@@ -28,8 +28,8 @@ from typing import Any
 
 import ollama
 
+from terag_bench.datasets import RECORDED_FILE, load_dataset
 from terag_neo4j.config import Settings
-from terag_neo4j.eval.datasets import RECORDED_FILE, load_dataset
 from terag_neo4j.indexing.documents import InputNotFound, Passage, jsonl_records
 from terag_neo4j.indexing.extraction import (
     Concept,

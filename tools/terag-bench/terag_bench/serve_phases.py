@@ -10,8 +10,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from terag_neo4j.eval.metrics import percentile_ms
-from terag_neo4j.eval.serve_clients import (
+from terag_bench.metrics import percentile_ms
+from terag_bench.serve_clients import (
     Call,
     Target,
     listed_documents,

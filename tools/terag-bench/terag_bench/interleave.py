@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from terag_bench.metrics import percentile_ms
 from terag_neo4j.errors import TeragError
-from terag_neo4j.eval.metrics import percentile_ms
 
 log = logging.getLogger(__name__)
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]  # the checkout: tools/terag-bench/terag_bench
 
 
 class BaselineError(TeragError, RuntimeError):

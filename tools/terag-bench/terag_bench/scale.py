@@ -1,7 +1,7 @@
 """`terag bench-scale`: how ingest, store, memory, projection and retrieval grow with the corpus.
 
 One namespace per profile grows through the sizes (10k, then 90k more for 100k, ...) from the
-synthetic corpus of `terag_neo4j.eval.synthetic`, indexed with the `recorded` backend (replayed
+synthetic corpus of `terag_bench.synthetic`, indexed with the `recorded` backend (replayed
 extractions: no model in the loop) and hash vectors instead of MiniLM (the model's cost is
 measured on a real corpus, see docs/benchmarks.md). After each size it measures the store and the
 queries, writes the state file, and plots. Rerunning the same command resumes: finished sizes
@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from terag_bench.runinfo import peak_rss_mib, process_rss_mib
 from terag_neo4j.config import Settings, SettingsError
-from terag_neo4j.eval.runinfo import peak_rss_mib, process_rss_mib
 from terag_neo4j.indexing.documents import InputNotFound
 
 log = logging.getLogger(__name__)
@@ -56,15 +56,15 @@ def measure_size(
     settings: Settings, profile: str, size: int, folder: Path, questions: int, prefix: str = "scale"
 ) -> dict[str, Any]:
     """Grow the profile's namespace to `size` passages, then measure it."""
+    from terag_bench.recorded import RecordedExtractor
+    from terag_bench.synthetic import read_corpus
     from terag_neo4j.client import TeragClient
-    from terag_neo4j.eval.synthetic import read_corpus
 
     ns = f"{prefix}_{profile}"
     client = TeragClient(
         settings,
         namespace=ns,
-        extractor="recorded",
-        recorded_extractions=folder / "recorded_extractions.jsonl",
+        extractor=RecordedExtractor(folder / "recorded_extractions.jsonl"),
     )
     use_synthetic_embedder(client)
     with client:
@@ -122,8 +122,8 @@ def time_queries(
 ) -> dict[str, Any]:
     """Time the corpus's questions whose passages the namespace holds: once, then again with
     their neighbourhoods in the page cache. Run in a fresh process (see `measure_size`)."""
+    from terag_bench.metrics import percentile, percentile_ms, recall_at_k
     from terag_neo4j.client import TeragClient
-    from terag_neo4j.eval.metrics import percentile, percentile_ms, recall_at_k
 
     client = TeragClient(settings, namespace=namespace, extractor="spacy")
     use_synthetic_embedder(client)
@@ -227,7 +227,7 @@ def run_scale(
 ) -> dict[str, Any]:
     """Measure each profile at each size (namespaces `<prefix>_<profile>`), resuming from
     `out/scale.json`; returns the state written there."""
-    from terag_neo4j.eval.synthetic import PROFILES, write_corpus
+    from terag_bench.synthetic import PROFILES, write_corpus
 
     out.mkdir(parents=True, exist_ok=True)
     state_path = out / "scale.json"
@@ -385,8 +385,8 @@ def cmd_scale(args: argparse.Namespace) -> int:
 def use_synthetic_embedder(client: Any) -> None:
     """Embed with `SyntheticEmbedder` in place of TERAG_EMBEDDING_MODEL, and for the namespaces
     that recorded it."""
+    from terag_bench.synthetic import SyntheticEmbedder
     from terag_neo4j.embeddings import model_id
-    from terag_neo4j.eval.synthetic import SyntheticEmbedder
 
     synthetic = SyntheticEmbedder()
     client._embedders[model_id(client.settings.embedding_model)] = synthetic

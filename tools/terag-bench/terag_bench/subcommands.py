@@ -1,16 +1,74 @@
-"""`terag bench`: run the retrieval benchmark on one or more dataset folders; registers the
-other benchmarks (`bench-extraction`, `bench-index`, `bench-latency`) too."""
+"""The bench's commands: `terag-bench COMMAND`, and `terag bench-COMMAND` through the product's
+entry-point group `terag_neo4j.commands` (this module: `COMMANDS` and `register_cli`). Only the
+standard library is imported at the top: `terag --help` imports this module."""
 
 from __future__ import annotations
 
 import argparse
 import logging
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from terag_neo4j.eval.bench import DEFAULT_METHODS, METHOD_CHOICES
-
 log = logging.getLogger(__name__)
+
+# Each command under its `terag` name, with its help line (tests/unit/test_bench_commands.py
+# checks these against what the modules register). `terag-bench` names them without `bench-`,
+# and `bench` itself `run`.
+COMMANDS: dict[str, str] = {
+    "bench": "Recall@k, EM/F1, tokens and latency on multi-hop QA data, with baselines",
+    "bench-extraction": "Entity recall/precision, grounding and tokens per passage of extractors",
+    "bench-index": "Indexing throughput, tokens and memory on a benchmark corpus",
+    "bench-latency": (
+        "Retrieval latency per stage, GDS compute time and the in-process PageRank reference"
+    ),
+    "bench-load": (
+        "Throughput and latency with concurrent clients, optionally while an ingest writes"
+    ),
+    "bench-scale": (
+        "ingest, store, memory, projection and latency at 10k, 100k, 1M synthetic passages"
+    ),
+    "bench-isolation": (
+        "whether namespace A's top-10 moves when namespace B is indexed, deleted, dropped"
+    ),
+    "bench-serve": "HTTP service throughput, latency, errors and memory under concurrent clients",
+    "bench-documents": (
+        "Reading a generated long PDF: seconds and peak memory (tracemalloc and RSS)"
+    ),
+    "bench-chunking": "Splitting exports of 10k to 1M one-line paragraphs into passages: seconds",
+}
+
+
+def short_name(name: str) -> str:
+    """A command's `terag-bench` name: `bench-latency` -> `latency`, `bench` -> `run`."""
+    return "run" if name == "bench" else name.removeprefix("bench-")
+
+
+class _Renamed:
+    """Subparsers that add each command under its `terag-bench` name."""
+
+    def __init__(self, subparsers: Any) -> None:
+        self._subparsers = subparsers
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        parser: argparse.ArgumentParser = self._subparsers.add_parser(short_name(name), **kwargs)
+        return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`terag-bench`: the benchmarks, with terag's logging, errors and exit codes."""
+    from terag_neo4j.cli.main import run
+
+    parser = argparse.ArgumentParser(
+        prog="terag-bench",
+        description="Benchmarks of terag-neo4j (docs/benchmarks.md); results go to bench/results/.",
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="debug logging and full tracebacks"
+    )
+    register_cli(_Renamed(parser.add_subparsers(dest="command", metavar="COMMAND")))
+    return run(parser, sys.argv[1:] if argv is None else list(argv))
 
 DEFAULT_OUT = Path("bench") / "results"
 
@@ -26,9 +84,11 @@ DATASET is a folder path or a folder name under $TERAG_DATASETS (default ../shar
 
 
 def register_cli(subparsers: Any) -> None:
+    from terag_bench.bench import DEFAULT_METHODS, METHOD_CHOICES
+
     s = subparsers.add_parser(
         "bench",
-        help="Recall@k, EM/F1, tokens and latency on multi-hop QA data, with baselines",
+        help=COMMANDS["bench"],
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -116,15 +176,15 @@ def register_cli(subparsers: Any) -> None:
     )
     s.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     s.set_defaults(func=cmd_bench)
-    from terag_neo4j.eval.chunking_bench import register_cli as register_chunking
-    from terag_neo4j.eval.documents_bench import register_cli as register_documents
-    from terag_neo4j.eval.extraction_bench import register_cli as register_extraction
-    from terag_neo4j.eval.ingest import register_cli as register_ingest
-    from terag_neo4j.eval.isolation import register_cli as register_isolation
-    from terag_neo4j.eval.latency import register_cli as register_latency
-    from terag_neo4j.eval.load import register_cli as register_load
-    from terag_neo4j.eval.scale import register_cli as register_scale
-    from terag_neo4j.eval.serve_load import register_cli as register_serve_load
+    from terag_bench.chunking_bench import register_cli as register_chunking
+    from terag_bench.documents_bench import register_cli as register_documents
+    from terag_bench.extraction_bench import register_cli as register_extraction
+    from terag_bench.ingest import register_cli as register_ingest
+    from terag_bench.isolation import register_cli as register_isolation
+    from terag_bench.latency import register_cli as register_latency
+    from terag_bench.load import register_cli as register_load
+    from terag_bench.scale import register_cli as register_scale
+    from terag_bench.serve_load import register_cli as register_serve_load
 
     register_extraction(subparsers)
     register_ingest(subparsers)
@@ -138,11 +198,11 @@ def register_cli(subparsers: Any) -> None:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    from terag_bench.bench import BenchConfig, run_bench
+    from terag_bench.datasets import list_datasets, load_dataset, resolve_dataset
+    from terag_bench.report import detail_table, write_json, write_summary
+    from terag_bench.versus import versus, versus_table
     from terag_neo4j.config import Settings
-    from terag_neo4j.eval.bench import BenchConfig, run_bench
-    from terag_neo4j.eval.datasets import list_datasets, load_dataset, resolve_dataset
-    from terag_neo4j.eval.report import detail_table, write_json, write_summary
-    from terag_neo4j.eval.versus import versus, versus_table
     from terag_neo4j.indexing.documents import InputNotFound
 
     settings = Settings()
@@ -197,13 +257,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def _budget_curve(args: argparse.Namespace, settings: Any, dataset: Any) -> None:
-    from terag_neo4j.eval.budget_curve import (
+    from terag_bench.budget_curve import (
         CurveConfig,
         curve_table,
         run_budget_curve,
         write_curve,
     )
-    from terag_neo4j.eval.datasets import DatasetError
+    from terag_bench.datasets import DatasetError
 
     if args.budget_extractor == "recorded" and dataset.recorded_extractions is None:
         raise DatasetError(

@@ -17,8 +17,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from terag_bench.datasets import DatasetError
 from terag_neo4j.config import SettingsError
-from terag_neo4j.eval.datasets import DatasetError
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCTUATION = frozenset(string.punctuation)

@@ -14,12 +14,15 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from terag_neo4j.errors import TeragError
 from terag_neo4j.indexing.documents import Document, InputError, jsonl_records, load_documents
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+if TYPE_CHECKING:
+    from terag_bench.recorded import RecordedExtractor
+
+REPO_ROOT = Path(__file__).resolve().parents[3]  # the checkout: tools/terag-bench/terag_bench
 RECORDED_FILE = "recorded_extractions.jsonl"
 
 
@@ -48,6 +51,17 @@ class Dataset:
     subset: bool = False  # True when the corpus was cut down (tests only)
     # `recall`: questions name their gold passages; `coverage`: only reference answers
     kind: str = "recall"
+
+    def extractor(self, name: str) -> str | RecordedExtractor:
+        """What `TeragClient(extractor=...)` takes for the backend `name`: the name itself, or
+        for `recorded` the replay of this folder's recorded extractions."""
+        if name != "recorded":
+            return name
+        if self.recorded_extractions is None:
+            raise DatasetError(f"{self.name} has no {RECORDED_FILE}")
+        from terag_bench.recorded import RecordedExtractor
+
+        return RecordedExtractor(self.recorded_extractions)
 
     @property
     def passage_ids(self) -> list[str]:

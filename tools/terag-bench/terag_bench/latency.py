@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from terag_bench.metrics import percentile, percentile_ms
 from terag_neo4j.config import Settings, SettingsError
-from terag_neo4j.eval.metrics import percentile, percentile_ms
 from terag_neo4j.retrieval.presets import PRESETS
 
 log = logging.getLogger(__name__)
@@ -96,12 +96,12 @@ def parse_overrides(pairs: list[str]) -> dict[str, str]:
 
 
 def cmd_bench_latency(args: argparse.Namespace) -> int:
+    from terag_bench.datasets import load_dataset
+    from terag_bench.ingest import index_namespace
+    from terag_bench.metrics import recall_at_k
+    from terag_bench.reference import export_graph, personalized_pagerank, top_passages
+    from terag_bench.runinfo import write_result
     from terag_neo4j.client import TeragClient
-    from terag_neo4j.eval.datasets import load_dataset
-    from terag_neo4j.eval.ingest import index_namespace
-    from terag_neo4j.eval.metrics import recall_at_k
-    from terag_neo4j.eval.reference import export_graph, personalized_pagerank, top_passages
-    from terag_neo4j.eval.runinfo import write_result
     from terag_neo4j.retrieval import walk
     from terag_neo4j.store import passage_uid
 
@@ -110,8 +110,8 @@ def cmd_bench_latency(args: argparse.Namespace) -> int:
     ns = args.namespace or index_namespace(dataset.name, args.extractor)
     overrides = parse_overrides(args.set)
     if args.baseline_rev:
-        from terag_neo4j.eval import interleave
-        from terag_neo4j.eval.runinfo import write_result
+        from terag_bench import interleave
+        from terag_bench.runinfo import write_result
 
         texts = [q.question for q in questions]
         out = interleave.compare(

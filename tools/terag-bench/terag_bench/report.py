@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from terag_neo4j.eval.versus import versus_table
+from terag_bench.versus import versus_table
 
 log = logging.getLogger(__name__)
 

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from terag_bench.datasets import Question
+from terag_bench.metrics import best_over_aliases, mean
 from terag_neo4j.config import Settings
-from terag_neo4j.eval.datasets import Question
-from terag_neo4j.eval.metrics import best_over_aliases, mean
 from terag_neo4j.indexing.documents import Document, content_hash
 from terag_neo4j.llm import LLMError, Message, OllamaLLM, Stage
 from terag_neo4j.results import RetrievedPassage
