@@ -64,9 +64,8 @@ class TeragClient:
     configuration); the client then ignores NEO4J_URI / NEO4J_USER / NEO4J_PASSWORD, uses
     `neo4j_database` from the settings, and leaves the driver open on `close()`: you own it.
     `embedder=` hands in an `Embedder` already loaded, for TERAG_EMBEDDING_MODEL's place.
-    `extractor=` is a backend name (the `extractor` setting) or an `Extractor` built elsewhere
-    (the bench's replayed LLM extractions): it indexes, and does the query NER of the namespaces
-    built with its `name`.
+    `extractor=` is a backend name (the setting) or an `Extractor` built elsewhere (the bench's
+    replayed LLM extractions), which indexes and does query NER for namespaces built with it.
     """
 
     def __init__(
@@ -78,8 +77,7 @@ class TeragClient:
         extractor: ExtractorName | Extractor | None = None,
         **overrides: Any,
     ) -> None:
-        if isinstance(extractor, str):
-            overrides["extractor"] = extractor
+        overrides |= {"extractor": extractor} if isinstance(extractor, str) else {}
         base = settings or Settings()
         self.settings = base.with_overrides(**overrides) if overrides else base
         check_namespace(self.settings.namespace)
@@ -182,7 +180,6 @@ class TeragClient:
         return self._retriever
 
     def _build_retriever(self) -> RerankedRetriever:
-        # Every backend does query NER too.
         retriever = RerankedRetriever(
             self.settings,
             self.store,
@@ -206,13 +203,8 @@ class TeragClient:
             if built is None:
                 return self.extractor_name  # not indexed yet: ask again next time
             if built not in (*get_args(ExtractorName), self.extractor_name):
-                # A backend this client was not handed (the bench's replayed extractions):
-                # spaCy needs no server and is what that one does for queries.
-                log.info(
-                    "namespace %r was indexed with the extractor %r, not here; query NER uses spacy",
-                    ns,
-                    built,
-                )
+                # a backend not handed to this client (the bench's replays): spaCy needs no server
+                log.info("namespace %r: extractor %r not here; query NER uses spacy", ns, built)
                 built = "spacy"
             self._namespace_backend[ns] = str(built)
         return self._namespace_backend[ns]

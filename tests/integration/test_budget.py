@@ -9,12 +9,13 @@ from typing import Any
 
 import pytest
 from terag_bench.datasets import dataset_root
+from terag_bench.recorded import RecordedExtractor
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
 from terag_neo4j.indexing.budget import passage_scores, rank
 from terag_neo4j.indexing.documents import Document, to_passages
-from terag_neo4j.indexing.extraction import RecordedExtractor, SpacyExtractor, with_title_concepts
+from terag_neo4j.indexing.extraction import SpacyExtractor, with_title_concepts
 from terag_neo4j.store import GraphStoreError
 
 from .test_indexing import CONSISTENT, _consistency
@@ -48,8 +49,7 @@ def _client(settings: Settings, ns: str, **kw: Any) -> TeragClient:
     return TeragClient(
         settings,
         namespace=ns,
-        extractor="recorded",
-        recorded_extractions=recorded_file(),
+        extractor=RecordedExtractor(recorded_file()),
         llm_budget=BETA,
         cooccurrence="eager",  # the merge must keep pair counts right
         **kw,
@@ -180,8 +180,7 @@ def test_a_top_up_on_a_grounded_namespace_keeps_one_link_per_pair(
     with TeragClient(
         base_settings,
         namespace=namespace,
-        extractor="recorded",
-        recorded_extractions=recorded_file(),
+        extractor=RecordedExtractor(recorded_file()),
         llm_budget=0.05,
         cooccurrence="eager",
     ) as first:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from terag_bench.recorded import RecordedExtractor
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
@@ -279,8 +280,7 @@ def test_recorded_extractions_build_a_graph(base_settings: Settings, namespace: 
     with TeragClient(
         base_settings,
         namespace=namespace,
-        extractor="recorded",
-        recorded_extractions=folder / "recorded_extractions.jsonl",
+        extractor=RecordedExtractor(folder / "recorded_extractions.jsonl"),
     ) as c:
         report = c.index(docs, progress=False)
         assert report.passages_new == 40 and report.passages_without_concepts == 0

@@ -101,8 +101,8 @@ def test_budget_needs_an_llm_extractor() -> None:
     with pytest.raises(SettingsError, match="TERAG_LLM_BUDGET"):
         Settings(extractor="spacy", llm_budget=0.1)
     with pytest.raises(SettingsError, match="llm_budget"):
-        Settings(extractor="recorded", llm_budget=1.5)
-    assert Settings(extractor="recorded", llm_budget=0.1).llm_budget == 0.1
+        Settings(extractor="ollama", llm_budget=1.5)
+    assert Settings(extractor="ollama", llm_budget=0.1).llm_budget == 0.1
 
 
 def test_reference_prompt_tokens_use_cl100k() -> None:

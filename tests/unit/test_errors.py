@@ -15,15 +15,22 @@ import pkgutil
 from pathlib import Path
 
 import pytest
+import terag_bench
 
 import terag_neo4j
 from terag_neo4j.errors import TeragError
 
 PACKAGE = Path(terag_neo4j.__file__).parent
+# The bench (tools/terag-bench) is held to the same rule: its errors reach terag's CLI too.
+BENCH = Path(terag_bench.__file__).parent
 
 
 def package_modules() -> list[str]:
-    return sorted(m.name for m in pkgutil.walk_packages([str(PACKAGE)], prefix="terag_neo4j."))
+    return sorted(
+        m.name
+        for folder, prefix in ((PACKAGE, "terag_neo4j."), (BENCH, "terag_bench."))
+        for m in pkgutil.walk_packages([str(folder)], prefix=prefix)
+    )
 
 
 def test_every_module_is_walked() -> None:
@@ -44,7 +51,9 @@ def test_every_error_class_is_a_terag_error() -> None:
     for name in package_modules():
         module = importlib.import_module(name)
         for _, obj in inspect.getmembers(module, inspect.isclass):
-            if issubclass(obj, BaseException) and obj.__module__.startswith("terag_neo4j"):
+            if issubclass(obj, BaseException) and obj.__module__.startswith(
+                ("terag_neo4j", "terag_bench")
+            ):
                 defined.append(obj)
     assert len(defined) >= 15, defined
     # A BaseException that is no Exception is a control-flow signal raised through a library
@@ -160,8 +169,9 @@ def test_the_scan_finds_a_bare_raise() -> None:
 
 def test_the_package_raises_no_bare_builtin_errors() -> None:
     offenders = {
-        str(path.relative_to(PACKAGE)): hits
-        for path in sorted(PACKAGE.rglob("*.py"))
+        str(path.relative_to(folder)): hits
+        for folder in (PACKAGE, BENCH)
+        for path in sorted(folder.rglob("*.py"))
         if (hits := bare_raises(path.read_text(encoding="utf-8")))
     }
     assert offenders == {}, "raise a TeragError subclass (terag_neo4j.errors) instead"

@@ -70,6 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     register_cli(_Renamed(parser.add_subparsers(dest="command", metavar="COMMAND")))
     return run(parser, sys.argv[1:] if argv is None else list(argv))
 
+
 DEFAULT_OUT = Path("bench") / "results"
 
 EPILOG = """\
