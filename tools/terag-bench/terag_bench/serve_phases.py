@@ -30,10 +30,12 @@ def inprocess(
 ) -> tuple[dict[str, Any], Baseline]:
     """`TeragClient.retrieve` on the questions in turn for `seconds` (one warm-up first)."""
     from terag_neo4j.client import TeragClient
+    from terag_neo4j.config import Settings
 
     lat: list[float] = []
     seen: Baseline = {}
-    with TeragClient(namespace=namespace, extractor=extractor) as client:
+    settings = Settings().with_overrides(namespace=namespace, extractor=extractor)
+    with TeragClient(settings) as client:
         client.retrieve(questions[0], top_k=top_k)
         end = time.perf_counter() + seconds
         i = 0
