@@ -17,7 +17,7 @@ from tests.integration import conftest as integration
 DOTENV = """\
 TERAG_TOP_K=1
 TERAG_PRESET=paper
-TERAG_EXTRACTOR=recorded
+TERAG_EXTRACTOR=spacy
 TERAG_CHUNK_TOKENS=64
 NEO4J_URI=bolt://from-dotenv:7687
 TERAG_NEO4J_BOLT_PORT=1234
