@@ -75,7 +75,9 @@ def run_budget_curve(settings: Settings, dataset: Dataset, cfg: CurveConfig) -> 
         else:
             ns = curve_namespace(dataset, cfg.extractor, rule, merge, cfg.namespace_prefix)
             over |= {"llm_budget": beta, "budget_selection": rule, "budget_merge": merge}
-        with TeragClient(runner.settings, namespace=ns, **over) as client:
+        # budget mode refuses a spaCy `extractor` setting; the recorded replay handed in is the LLM
+        settings = runner.settings.with_overrides(extractor="ollama")
+        with TeragClient(settings, namespace=ns, **over) as client:
             if cfg.fresh and (beta is None or beta == betas[0]):
                 with contextlib.suppress(NamespaceNotFound):
                     client.drop(ns)
