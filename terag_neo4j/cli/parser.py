@@ -221,11 +221,11 @@ OPTIONAL_COMMANDS: dict[str, tuple[str, str]] = {
         "Splitting exports of 10k to 1M one-line paragraphs into passages: seconds",
     ),
     "serve": (
-        "terag_neo4j.service.cli",
+        "terag_neo4j.service.serve_command",
         "run the HTTP API and MCP (/mcp) service over every namespace",
     ),
     "mcp": (
-        "terag_neo4j.service.cli",
+        "terag_neo4j.service.serve_command",
         "serve the MCP tools over stdio (for an agent that starts terag itself)",
     ),
 }
