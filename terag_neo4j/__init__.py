@@ -28,6 +28,8 @@ _EXPORTS: dict[str, str] = {
     # clients and configuration
     "TeragClient": "terag_neo4j.client",
     "AsyncTeragClient": "terag_neo4j.aio",
+    "TeragRemote": "terag_neo4j.service.remote_client",
+    "AsyncTeragRemote": "terag_neo4j.service.remote_client",
     "Settings": "terag_neo4j.config",
     "RetrievalConfig": "terag_neo4j.retrieval.presets",
     # input and results
@@ -64,12 +66,15 @@ _EXPORTS: dict[str, str] = {
     "LLMUnavailableError": "terag_neo4j.llm",
     "ModelNotFoundError": "terag_neo4j.llm",
     "EmbeddingError": "terag_neo4j.embeddings",
+    "NotFound": "terag_neo4j.errors",
+    "RemoteError": "terag_neo4j.service.remote_client",
 }
 
 # `from terag_neo4j import *` imports every name but the optional extra's retriever
 __all__ = [
     "AnswerResult",
     "AsyncTeragClient",
+    "AsyncTeragRemote",
     "Citation",
     "ClientClosed",
     "DependencyError",
@@ -92,7 +97,9 @@ __all__ = [
     "Neo4jAuthError",
     "Neo4jTransientError",
     "Neo4jUnavailable",
+    "NotFound",
     "Provenance",
+    "RemoteError",
     "RetrievalConfig",
     "RetrievalError",
     "RetrievalResult",
@@ -102,6 +109,7 @@ __all__ = [
     "SettingsError",
     "TeragClient",
     "TeragError",
+    "TeragRemote",
     "TeragRetriever",
     "TokenLedger",
     "__version__",
@@ -112,7 +120,7 @@ if TYPE_CHECKING:
     from terag_neo4j.client import TeragClient
     from terag_neo4j.config import Settings, SettingsError
     from terag_neo4j.embeddings import EmbeddingError
-    from terag_neo4j.errors import IngestCancelled
+    from terag_neo4j.errors import IngestCancelled, NotFound
     from terag_neo4j.indexing.documents import Document, InputError, InputNotFound
     from terag_neo4j.indexing.pipeline import IngestReport
     from terag_neo4j.integrations.graphrag import (
@@ -131,6 +139,7 @@ if TYPE_CHECKING:
     )
     from terag_neo4j.retrieval.presets import KnobError, RetrievalConfig
     from terag_neo4j.retrieval.retriever import RetrievalError
+    from terag_neo4j.service.remote_client import AsyncTeragRemote, RemoteError, TeragRemote
     from terag_neo4j.store import (
         ClientClosed,
         GraphStoreError,

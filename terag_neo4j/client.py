@@ -15,8 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
-from neo4j.exceptions import ClientError
-
+from terag_neo4j import namespace_views as views
 from terag_neo4j.config import ExtractorName, Settings
 from terag_neo4j.embeddings import AnyEmbedder, CachedEmbedder, Embedder, cached_embedder, model_id
 from terag_neo4j.indexing.documents import (
@@ -31,16 +30,13 @@ from terag_neo4j.indexing.sync import sync_folders
 from terag_neo4j.llm import OllamaLLM, TokenLedger
 from terag_neo4j.reranking import RerankedRetriever
 from terag_neo4j.results import AnswerResult, Mode, RetrievalResult
-from terag_neo4j.retrieval import gds
 from terag_neo4j.retrieval.embedders import NamespaceEmbedders
 from terag_neo4j.store import (
     GraphStore,
-    GraphStoreError,
     NamespaceInfo,
     check_namespace,
     held_call,
     neo4j_errors,
-    one_line,
 )
 
 if TYPE_CHECKING:
@@ -364,21 +360,26 @@ class TeragClient:
         cannot be dropped keep the namespace (a retry drops both), so none is left in GDS
         memory without it; a Neo4j without GDS has none to drop."""
         ns = check_namespace(namespace or self.settings.namespace)
-        with neo4j_errors(self.store.uri):
-            self.store.require_namespace(ns)
-            try:
-                if self._retriever is not None:  # also forgets the projection it knew
-                    self._retriever.drop_projections(ns)
-                else:  # no query NER, embedder or LLM needed for this
-                    gds.drop_projections(self.store, ns)
-            except ClientError as e:
-                if e.code != "Neo.ClientError.Procedure.ProcedureNotFound":
-                    raise GraphStoreError(
-                        f"could not drop the GDS projections of namespace {ns!r} "
-                        f"({one_line(e.message, 160)}); nothing was dropped: try again"
-                    ) from e
-            self.store.drop_namespace(ns)
+        views.drop_namespace(self.store, ns, self._retriever)
         self._namespace_backend.pop(ns, None)
+
+    @held_call
+    def documents(
+        self, namespace: str | None = None, offset: int = 0, limit: int = 100
+    ) -> views.DocumentPage:
+        return views.documents(self, namespace, offset, limit)
+
+    @held_call
+    def why(
+        self, passage_id: str, question: str, namespace: str | None = None, top_k: int = 5
+    ) -> views.WhyRetrieved:
+        return views.why(self, namespace, passage_id, question, top_k)
+
+    @held_call
+    def neighbourhood(
+        self, concept: str, namespace: str | None = None, depth: int = 1, max_nodes: int = 50
+    ) -> views.Neighbourhood:
+        return views.neighbourhood(self, namespace, concept, depth, max_nodes)
 
     def close(self) -> None:
         """Refuse new calls, wait for the running ones (up to TERAG_NEO4J_TIMEOUT_S), then

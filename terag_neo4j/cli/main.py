@@ -24,11 +24,12 @@ from terag_neo4j.cli.parser import build_parser
 
 
 def error_line(e: BaseException) -> tuple[str, int]:
+    from terag_neo4j.errors import NotFound
     from terag_neo4j.indexing.documents import InputError, InputNotFound
     from terag_neo4j.store import GraphStoreError, NamespaceNotFound, Neo4jUnavailable
     from terag_neo4j.store.connection import Neo4jAuthError
 
-    if isinstance(e, NamespaceNotFound | InputNotFound | FileNotFoundError):
+    if isinstance(e, NamespaceNotFound | InputNotFound | NotFound | FileNotFoundError):
         return str(e), EXIT_NOT_FOUND
     if isinstance(e, Neo4jUnavailable):
         return str(e), EXIT_UNAVAILABLE

@@ -176,11 +176,11 @@ OPTIONAL_COMMANDS: dict[str, tuple[str, str]] = {
         "Build, start and stop the local Ollama server with the project's model",
     ),
     "serve": (
-        "terag_neo4j.service.cli",
+        "terag_neo4j.service.serve_command",
         "run the HTTP API and MCP (/mcp) service over every namespace",
     ),
     "mcp": (
-        "terag_neo4j.service.cli",
+        "terag_neo4j.service.serve_command",
         "serve the MCP tools over stdio (for an agent that starts terag itself)",
     ),
 }

@@ -39,7 +39,7 @@ except ModuleNotFoundError as e:  # pragma: no cover - exercised without the ext
 
 if TYPE_CHECKING:
     from terag_neo4j.client import TeragClient
-    from terag_neo4j.service.remote import TeragRemote
+    from terag_neo4j.service.remote_client import TeragRemote
 
 __all__ = ["TeragGraphRAGRetriever"]
 
