@@ -29,7 +29,7 @@ _EXPORTS: dict[str, str] = {
     "TeragClient": "terag_neo4j.client",
     "AsyncTeragClient": "terag_neo4j.aio",
     "Settings": "terag_neo4j.config",
-    "RetrievalConfig": "terag_neo4j.retrieval.presets",
+    "RetrievalConfig": "terag_neo4j.recipes",
     # input and results
     "Document": "terag_neo4j.indexing.documents",
     "IngestReport": "terag_neo4j.indexing.pipeline",
@@ -50,7 +50,7 @@ _EXPORTS: dict[str, str] = {
     "InputNotFound": "terag_neo4j.indexing.documents",
     "IngestCancelled": "terag_neo4j.errors",
     "SettingsError": "terag_neo4j.config",
-    "KnobError": "terag_neo4j.retrieval.presets",
+    "KnobError": "terag_neo4j.recipes",
     "RetrievalError": "terag_neo4j.retrieval.retriever",
     "GraphStoreError": "terag_neo4j.store",
     "ClientClosed": "terag_neo4j.store",
@@ -120,6 +120,7 @@ if TYPE_CHECKING:
     )
     from terag_neo4j.integrations.langchain import TeragRetriever
     from terag_neo4j.llm import LLMError, LLMUnavailableError, ModelNotFoundError, TokenLedger
+    from terag_neo4j.recipes import KnobError, RetrievalConfig
     from terag_neo4j.results import (
         AnswerResult,
         Citation,
@@ -129,7 +130,6 @@ if TYPE_CHECKING:
         RetrievedPassage,
         ScoreKind,
     )
-    from terag_neo4j.retrieval.presets import KnobError, RetrievalConfig
     from terag_neo4j.retrieval.retriever import RetrievalError
     from terag_neo4j.store import (
         ClientClosed,

@@ -39,7 +39,7 @@ def retrieval_view(res: RetrievalResult) -> Retrieval:
 
 def _answer(text: str, comp: Any, res: RetrievalResult) -> Answer:
     """The reader's answer with the passages its markers name (`reader.cite`)."""
-    from terag_neo4j.retrieval.reader import cite
+    from terag_neo4j.retrieval.answer import cite
 
     cited, uncited = cite(text, res.passages)
     return Answer(
@@ -83,7 +83,7 @@ async def retrieve(request: Request, namespace: ReadNamespace, body: RetrieveReq
 
 
 def _read(c: Any, question: str, res: RetrievalResult) -> Answer:
-    from terag_neo4j.retrieval.reader import read
+    from terag_neo4j.retrieval.answer import read
 
     text, comp = read(c.llm, question, res.passages)
     return _answer(text, comp, res)
@@ -95,7 +95,7 @@ def _ask_streamed(
     """Retrieve, hand the passages over, then read, handing each piece of the answer over as
     the reader writes it and None once it has finished: one admitted call for the whole ask,
     so nothing can refuse the reader after the stream's 200 went out."""
-    from terag_neo4j.retrieval.reader import read_stream
+    from terag_neo4j.retrieval.answer import read_stream
 
     res = c.retrieve(question, top_k=top_k, namespace=namespace)
     hand.put(("passages", res))

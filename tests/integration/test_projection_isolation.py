@@ -16,8 +16,8 @@ import pytest
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
 from terag_neo4j.indexing.documents import Document
+from terag_neo4j.recipes import RetrievalConfig
 from terag_neo4j.retrieval import gds
-from terag_neo4j.retrieval.presets import RetrievalConfig
 from terag_neo4j.store import GraphStore
 
 from .conftest import SAMPLE
@@ -32,9 +32,7 @@ WALKS = {
         orientation=orientation,
         hub_cap=0,
         walk_cooccurrence=True,
-        walk_synonyms=True,
         walk_titles=True,
-        walk_noun_chunks=True,
     )
     for orientation in ("undirected", "directed")
 }

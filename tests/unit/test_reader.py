@@ -11,7 +11,7 @@ import pytest
 
 from terag_neo4j.cli import to_jsonable
 from terag_neo4j.results import AnswerResult, RetrievalResult, RetrievedPassage
-from terag_neo4j.retrieval.reader import READER_FORMAT, parse_answer, reader_format
+from terag_neo4j.retrieval.answer import READER_FORMAT, parse_answer, reader_format
 
 
 @pytest.mark.parametrize(
