@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar, Protocol
 
 from terag_neo4j.recipes import RetrievalConfig
-from terag_neo4j.results import Mode, RetrievalResult, RetrievedPassage
+from terag_neo4j.results import MatchedConcept, Mode, RetrievalResult, RetrievedPassage
 from terag_neo4j.retrieval import final_rank, restart
 from terag_neo4j.retrieval.flat import (
     FlatRanking,
@@ -27,9 +28,7 @@ from terag_neo4j.retrieval.flat import (
     rrf_fuse,
 )
 from terag_neo4j.retrieval.overlap import Background
-
-if TYPE_CHECKING:
-    from terag_neo4j.retrieval.retriever import Retriever
+from terag_neo4j.store import GraphStore
 
 log = logging.getLogger(__name__)
 
@@ -46,13 +45,30 @@ class Question:
     graph: str  # the global projection's name, else ""
 
 
+class Shared(Protocol):
+    """What the modes use of the `Retriever`: its collaborators and the graph steps."""
+
+    store: GraphStore
+
+    @property
+    def rc(self) -> RetrievalConfig: ...
+
+    def concept_weights(
+        self, matches: Sequence[MatchedConcept], flat: FlatRanking | None
+    ) -> list[MatchedConcept]: ...
+
+    def walk_passages(
+        self, q: Question, result: RetrievalResult, seeds: list[list[float]], want: int
+    ) -> list[RetrievedPassage]: ...
+
+
 class SearchMode:
     """A way to rank passages; `Retriever` holds the collaborators the modes share."""
 
     name: ClassVar[Mode]
     walks: ClassVar[bool] = False  # links the question to concepts and walks the graph
 
-    def __init__(self, retriever: Retriever) -> None:
+    def __init__(self, retriever: Shared) -> None:
         self.retriever = retriever
 
     def get_search_results(self, q: Question, result: RetrievalResult) -> RetrievalResult:

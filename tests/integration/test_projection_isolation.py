@@ -74,7 +74,7 @@ def expected_counts(store: GraphStore, namespace: str, directed: bool) -> tuple[
             "CALL () { MATCH (c:Concept {namespace: $ns}) RETURN count(c) AS concepts } "
             "CALL () { MATCH (:Concept {namespace: $ns})-[r:HAS_PASSAGE]->() "
             "          RETURN count(r) AS has_passage } "
-            "CALL () { MATCH (:Concept {namespace: $ns})-[r:CO_OCCURRENCE|SYNONYM]->() "
+            "CALL () { MATCH (:Concept {namespace: $ns})-[r:CO_OCCURRENCE]->() "
             "          RETURN count(r) AS between } "
             "RETURN passages, concepts, has_passage, between",
             ns=namespace,
