@@ -97,7 +97,7 @@ class FlatMode(SearchMode):
 
 
 class PageRankMode(SearchMode):
-    name = "pagerank"
+    name: ClassVar[Mode] = "pagerank"
     walks = True
 
     def get_search_results(self, q: Question, result: RetrievalResult) -> RetrievalResult:
@@ -152,7 +152,7 @@ class PageRankMode(SearchMode):
 
 
 class HybridMode(PageRankMode):
-    name = "hybrid"
+    name: ClassVar[Mode] = "hybrid"
 
     def depth(self, k: int) -> int:
         return max(k, 50)
