@@ -31,7 +31,7 @@ _EXPORTS: dict[str, str] = {
     "TeragRemote": "terag_neo4j.service.remote_client",
     "AsyncTeragRemote": "terag_neo4j.service.remote_client",
     "Settings": "terag_neo4j.config",
-    "RetrievalConfig": "terag_neo4j.retrieval.presets",
+    "RetrievalConfig": "terag_neo4j.recipes",
     # input and results
     "Document": "terag_neo4j.indexing.documents",
     "IngestReport": "terag_neo4j.indexing.pipeline",
@@ -52,7 +52,7 @@ _EXPORTS: dict[str, str] = {
     "InputNotFound": "terag_neo4j.indexing.documents",
     "IngestCancelled": "terag_neo4j.errors",
     "SettingsError": "terag_neo4j.config",
-    "KnobError": "terag_neo4j.retrieval.presets",
+    "KnobError": "terag_neo4j.recipes",
     "RetrievalError": "terag_neo4j.retrieval.retriever",
     "GraphStoreError": "terag_neo4j.store",
     "ClientClosed": "terag_neo4j.store",
@@ -128,6 +128,7 @@ if TYPE_CHECKING:
     )
     from terag_neo4j.integrations.langchain import TeragRetriever
     from terag_neo4j.llm import LLMError, LLMUnavailableError, ModelNotFoundError, TokenLedger
+    from terag_neo4j.recipes import KnobError, RetrievalConfig
     from terag_neo4j.results import (
         AnswerResult,
         Citation,
@@ -137,7 +138,6 @@ if TYPE_CHECKING:
         RetrievedPassage,
         ScoreKind,
     )
-    from terag_neo4j.retrieval.presets import KnobError, RetrievalConfig
     from terag_neo4j.retrieval.retriever import RetrievalError
     from terag_neo4j.service.remote_client import AsyncTeragRemote, RemoteError, TeragRemote
     from terag_neo4j.store import (

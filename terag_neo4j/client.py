@@ -147,9 +147,9 @@ class TeragClient:
         if self._namespace_embedders is None:
             with self._build_lock:
                 if self._namespace_embedders is None:
-                    chosen = NamespaceEmbedders(self.embedder, self.settings.embedding_model)
-                    chosen.load = self.embedder_for
-                    self._namespace_embedders = chosen
+                    self._namespace_embedders = NamespaceEmbedders(
+                        self.embedder, self.settings.embedding_model, load=self.embedder_for
+                    )
         return self._namespace_embedders
 
     def namespace_embedder(self, namespace: str | None = None) -> AnyEmbedder:
@@ -176,16 +176,17 @@ class TeragClient:
         return self._retriever
 
     def _build_retriever(self) -> RerankedRetriever:
-        retriever = RerankedRetriever(
+        # The reader LLM is the client's, built when an answer first needs it.
+        return RerankedRetriever(
             self.settings,
             self.store,
             self.extractor,
             self.embedder,
-            self.llm if self.extractor_name == "ollama" or self._llm else None,
+            lambda: self.llm,
+            extractor_for=self.query_extractor,
+            embedders=self.embedders,
+            ledger=self.ledger,
         )
-        retriever.extractor_for = self.query_extractor
-        retriever.embedders, retriever.ledger = self.embedders, self.ledger
-        return retriever
 
     def query_backend(self, namespace: str | None = None) -> str:
         """The query NER backend for `namespace`: `query_extractor` when set, else the backend
@@ -316,11 +317,8 @@ class TeragClient:
         self, query: str, top_k: int | None = None, namespace: str | None = None
     ) -> AnswerResult:
         """Retrieve, then answer with the reader LLM; tokens of both go to `self.ledger`."""
-        r = self.retriever
-        if r.llm is None:
-            r.llm = self.llm
         with neo4j_errors(self.store.uri):
-            return r.answer(query, top_k=top_k, namespace=namespace)
+            return self.retriever.answer(query, top_k=top_k, namespace=namespace)
 
     @held_call
     def delete(self, document: str | Path, namespace: str | None = None) -> int:

@@ -23,7 +23,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError as EnvParseError
 
 from terag_neo4j.errors import TeragError
-from terag_neo4j.retrieval.presets import KNOBS, KnobError, PresetName, RetrievalConfig, resolve
+from terag_neo4j.recipes import KNOBS, KnobError, PresetName, RetrievalConfig, resolve
 
 ExtractorName = Literal["ollama", "spacy"]
 BOLT_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
@@ -137,7 +137,7 @@ class Settings(BaseSettings):
 
     # --- retrieval ---
     top_k: int = Field(default=5, ge=1)
-    # A named retrieval configuration (presets.py); `retrieval` overrides its knobs one by one
+    # A named retrieval recipe (recipes.py); `retrieval` overrides its knobs one by one
     preset: PresetName = "default"
     retrieval_overrides: dict[str, Any] = Field(
         default_factory=dict,

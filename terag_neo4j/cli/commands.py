@@ -37,8 +37,6 @@ def _settings(args: argparse.Namespace) -> Any:
     if getattr(args, "command", None) in ("retrieve", "ask") and "extractor" in overrides:
         # -e of retrieve/ask picks the query NER backend; without it the namespace's is used.
         overrides["query_extractor"] = overrides.pop("extractor")
-    if getattr(args, "mode", None) == "hybrid":
-        overrides["retrieval"] = {"hybrid": True}  # a retrieval knob, not a setting
     return Settings().with_overrides(**overrides)
 
 

@@ -26,7 +26,7 @@ def retrieval_view(res: RetrievalResult) -> Retrieval:
 
 def answer_view(text: str, comp: Completion, res: RetrievalResult) -> Answer:
     """The reader's answer with the passages its markers name (`reader.cite`)."""
-    from terag_neo4j.retrieval.reader import cite
+    from terag_neo4j.retrieval.answer import cite
 
     cited, uncited = cite(text, res.passages)
     return Answer(
@@ -51,7 +51,7 @@ def check_question(question: str, limit: int) -> str:
 
 def read_answer(c: TeragClient, question: str, res: RetrievalResult) -> Answer:
     """The reader's answer to `question` from the passages of `res`."""
-    from terag_neo4j.retrieval.reader import read
+    from terag_neo4j.retrieval.answer import read
 
     text, comp = read(c.llm, question, res.passages)
     return answer_view(text, comp, res)
@@ -63,7 +63,7 @@ def ask_streamed(
     """Retrieve, hand the passages over, then read, handing each piece of the answer over as
     the reader writes it and None once it has finished: one admitted call for the whole ask,
     so nothing can refuse the reader after the stream's 200 went out."""
-    from terag_neo4j.retrieval.reader import read_stream
+    from terag_neo4j.retrieval.answer import read_stream
 
     res = c.retrieve(question, top_k=top_k, namespace=namespace)
     hand.put(("passages", res))

@@ -327,10 +327,3 @@ def test_synonym_edges_are_built_kept_and_removed_with_their_concepts(
         assert synonyms()["edges"] > before["edges"]
         client.delete("vw2")
         assert synonyms() == before
-        # The walk can follow them: a projection of its own, named for it.
-        client.retriever.settings = client.settings.with_overrides(
-            retrieval={"walk_synonyms": True}
-        )
-        res = client.retrieve("Who designed the Volkswagen Beetle?", top_k=3)
-        assert res.mode == "pagerank" and client.retriever.walk().code.startswith("ustn")
-        assert "SYNONYM" in client.retriever.walk().rel_types

@@ -94,7 +94,9 @@ def test_gds_ranking_equals_in_process_reference(indexed: TeragClient, preset: s
     if preset == "default":
         assert len(res.restart) > len(res.matches)  # passages are seeded too
     ns = st.namespace
-    graph = export_graph(indexed.store, ns, indexed.retriever.walk(), st.retrieval.orientation)
+    graph = export_graph(
+        indexed.store, ns, indexed.retriever.projection_spec(), st.retrieval.orientation
+    )
     scores = personalized_pagerank(graph, res.restart, st.retrieval.damping, tolerance=1e-10)
     ref = top_passages(graph, scores, 5)
     assert [passage_uid(ns, p.id) for p in res.passages] == [u for u, _ in ref]

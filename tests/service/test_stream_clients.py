@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from terag_neo4j.config import Settings
-from terag_neo4j.retrieval.reader import parse_answer
+from terag_neo4j.retrieval.answer import parse_answer
 from terag_neo4j.service.remote_client import (
     AsyncTeragRemote,
     RemoteError,

@@ -17,7 +17,7 @@ from terag_neo4j.results import (
     RetrievalResult,
     RetrievedPassage,
 )
-from terag_neo4j.retrieval.reader import cite, parse_answer, read_stream, strip_markers
+from terag_neo4j.retrieval.answer import cite, parse_answer, read_stream, strip_markers
 
 GUIDE = Provenance("/docs/guideline.pdf", ("Dosing", "Adults"), 14, 15, 1200, 1900)
 PASSAGES = [

@@ -72,7 +72,7 @@ def test_every_error_class_is_a_terag_error() -> None:
         ("terag_neo4j.indexing.documents.InputError", ValueError),
         ("terag_neo4j.indexing.documents.InputNotFound", ValueError),
         ("terag_neo4j.config.SettingsError", ValueError),
-        ("terag_neo4j.retrieval.presets.KnobError", ValueError),
+        ("terag_neo4j.recipes.KnobError", ValueError),
         ("terag_neo4j.retrieval.retriever.RetrievalError", ValueError),
         ("terag_neo4j.store.InvalidNamespace", ValueError),
         ("terag_neo4j.store.GraphStoreError", RuntimeError),

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from terag_neo4j.config import Settings
-from terag_neo4j.retrieval.presets import resolve
+from terag_neo4j.recipes import resolve
 from tests.fixtures.neo4j import Neo4jConn
 from tests.integration import conftest as integration
 

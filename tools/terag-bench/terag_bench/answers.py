@@ -25,7 +25,7 @@ from terag_neo4j.config import Settings
 from terag_neo4j.indexing.documents import Document, content_hash
 from terag_neo4j.llm import LLMError, Message, OllamaLLM, Stage
 from terag_neo4j.results import RetrievedPassage
-from terag_neo4j.retrieval.reader import READER_MAX_TOKENS, reader_messages, strip_markers
+from terag_neo4j.retrieval.answer import READER_MAX_TOKENS, reader_messages, strip_markers
 from terag_neo4j.sqlite_cache import open_cache
 
 log = logging.getLogger(__name__)

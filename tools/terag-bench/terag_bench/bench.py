@@ -21,7 +21,6 @@ from terag_bench.baselines import BM25Baseline, DenseBaseline
 from terag_bench.datasets import Dataset, DatasetError, namespace_for
 from terag_bench.runs import KS, TOP_K, MethodRun, QuestionRun, Scorer, run_simple
 from terag_bench.variants import (
-    BENCH_SYNONYMS,
     DEFAULT_KNOBS,
     DEFAULT_METHODS,
     INDEX_VARIANTS,
@@ -34,7 +33,6 @@ from terag_bench.variants import (
 from terag_neo4j.config import Settings, SettingsError
 from terag_neo4j.indexing.documents import Document, to_passages
 from terag_neo4j.retrieval import gds
-from terag_neo4j.retrieval.concept_vectors import ensure_concept_vectors
 
 log = logging.getLogger(__name__)
 
@@ -141,7 +139,7 @@ class BenchRunner:
         full-text seeds of the second."""
         from terag_neo4j.store import NamespaceNotFound
 
-        for key, ns, index_settings, only in self._namespaces(extractor):
+        for key, ns, index_settings, _only in self._namespaces(extractor):
             with self._client(ns, extractor, index_settings) as client:
                 if extractor == "ollama":
                     client.llm.check_model()  # fail before hours of work, not during
@@ -152,16 +150,6 @@ class BenchRunner:
                     except NamespaceNotFound:
                         pass
                 self.indexing[key] = self._index(client, ns)
-                if "synonyms" in self.config.methods and only is None:
-                    t = time.perf_counter()
-                    ensure_concept_vectors(client.store, client.embedder, ns)
-                    links = client.store.link_synonyms(ns, *BENCH_SYNONYMS)
-                    self.indexing[key]["synonyms"] = {
-                        "threshold": BENCH_SYNONYMS[0],
-                        "cap": BENCH_SYNONYMS[1],
-                        "links_this_run": links,
-                        "seconds": round(time.perf_counter() - t, 3),
-                    }
 
     def run_extractor(self, extractor: str) -> None:
         """The TERAG rows on each graph of this extractor: every TERAG variant on the main one,
@@ -250,9 +238,15 @@ class BenchRunner:
         pinned = knobs(variant)
         settings = client.settings.with_overrides(retrieval=pinned)
         base = client.retriever
-        retriever = Retriever(settings, client.store, base.extractor, client.embedder, base.llm)
-        retriever.extractor_for = base.extractor_for
-        retriever.embedders = base.embedders
+        retriever = Retriever(
+            settings,
+            client.store,
+            base.extractor,
+            client.embedder,
+            base.llm,
+            extractor_for=base.extractor_for,
+            embedders=base.embedders,
+        )
         overrides = {k: v for k, v in pinned.items() if DEFAULT_KNOBS.get(k) != v}
         run = MethodRun(name, "terag", extractor, variant, overrides, ns)
         t = time.perf_counter()
@@ -292,7 +286,7 @@ class BenchRunner:
             )
         n = len(self.dataset.questions)
         run.stage_ms = {k: v / n for k, v in stage_sums.items()}
-        if graph and retriever.walk().code != client.retriever.walk().code:
+        if graph and retriever.projection_spec().code != client.retriever.projection_spec().code:
             # Another walk's projection: drop it, or a dozen graphs of millions of relationships
             # outgrow the heap (2Wiki's co-occurrence projections are ~3M relationships each).
             gds.drop(client.store, graph)

@@ -20,7 +20,7 @@ from typing import Any
 
 from terag_bench.metrics import percentile, percentile_ms
 from terag_neo4j.config import Settings, SettingsError
-from terag_neo4j.retrieval.presets import PRESETS
+from terag_neo4j.recipes import RECIPES
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ def register_cli(subparsers: Any) -> None:
     )
     s.add_argument("--limit", type=int, help="only the first N questions")
     s.add_argument("--namespace", help="default: the one `terag bench-index` builds")
-    s.add_argument("--preset", default="default", choices=list(PRESETS))
+    s.add_argument("--preset", default="default", choices=list(RECIPES))
     s.add_argument(
         "--set",
         action="append",
@@ -102,7 +102,7 @@ def cmd_bench_latency(args: argparse.Namespace) -> int:
     from terag_bench.reference import export_graph, personalized_pagerank, top_passages
     from terag_bench.runinfo import write_result
     from terag_neo4j.client import TeragClient
-    from terag_neo4j.retrieval import walk
+    from terag_neo4j.retrieval import pagerank
     from terag_neo4j.store import passage_uid
 
     dataset = load_dataset(args.dataset, limit=args.limit)
@@ -146,7 +146,11 @@ def cmd_bench_latency(args: argparse.Namespace) -> int:
         client.retrieve(questions[0].question)  # warm-up: model loads, query plans
         t = time.perf_counter()
         # The reference walks the namespace's graph: it is comparable to the global walk only.
-        graph = export_graph(client.store, ns, r.walk(), rc.orientation) if graph_name else None
+        graph = (
+            export_graph(client.store, ns, r.projection_spec(), rc.orientation)
+            if graph_name
+            else None
+        )
         export_s = time.perf_counter() - t
 
         totals: list[float] = []
@@ -191,7 +195,7 @@ def cmd_bench_latency(args: argparse.Namespace) -> int:
             if graph is None:
                 continue
             t = time.perf_counter()
-            rec = walk.pagerank_stats(client.store, rc, graph_name, res.restart)
+            rec = pagerank.pagerank_stats(client.store, rc, graph_name, res.restart)
             gds_stats_call.append(time.perf_counter() - t)
             if rec:
                 gds_compute.append(rec["computeMillis"] / 1000)
@@ -214,7 +218,7 @@ def cmd_bench_latency(args: argparse.Namespace) -> int:
         "preset": args.preset,
         "overrides": overrides,
         "knobs": rc.model_dump(),
-        "walk": r.walk().code,
+        "walk": r.projection_spec().code,
         "scope": scope,
         "local_graph": {
             "nodes_p50": percentile([a for a, _ in local_sizes], 50),

@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from terag_neo4j.retrieval.gds import Walk
+from terag_neo4j.retrieval.gds import ProjectionSpec
 from terag_neo4j.store import GraphStore
 
 
@@ -26,8 +26,10 @@ class ExportedGraph:
     transition: sp.csr_matrix  # column-stochastic over out-edges: x_next = d * T @ x + ...
 
 
-def export_graph(store: GraphStore, namespace: str, walk: Walk, orientation: str) -> ExportedGraph:
-    """The graph GDS projects for this walk (see `gds.walk`), read from Neo4j.
+def export_graph(
+    store: GraphStore, namespace: str, walk: ProjectionSpec, orientation: str
+) -> ExportedGraph:
+    """The graph GDS projects for this walk (see `gds.projection_spec`), read from Neo4j.
 
     Concept-concept relationships are read both ways; HAS_PASSAGE also back from the passage
     when undirected. Every passage is a node, also one no kept concept reaches; a concept of a

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from terag_neo4j.recipes import PAPER, RetrievalConfig
 from terag_neo4j.results import Mode
-from terag_neo4j.retrieval.presets import PAPER, RetrievalConfig
 
 BASELINES = ("bm25", "dense")
 DEFAULT_KNOBS: dict[str, Any] = RetrievalConfig().model_dump()
-PAPER_KNOBS: dict[str, Any] = {**DEFAULT_KNOBS, **PAPER}
+PAPER_KNOBS: dict[str, Any] = PAPER.model_dump()
 # The default first, the paper's configuration, then one lever of the default at a time.
 TERAG_VARIANTS: dict[str, dict[str, Any]] = {
     "terag": {},
-    "paper": PAPER,
+    "paper": PAPER.model_dump(exclude_unset=True),
     # no graph: BM25 and dense fused by reciprocal rank (the product's `flat` mode), the
     # baseline a user has without a graph; and the walk's own seeds without the walk (the two
     # rankings min-max scaled and averaged)
@@ -27,20 +27,17 @@ TERAG_VARIANTS: dict[str, dict[str, Any]] = {
     "flat_fused": {"damping": 0.0, "final_rank": "walk"},
     # the final ranking: the walk's order as it is (the default before `final_rank.py`)
     "walk_order": {"final_rank": "walk"},
-    # linking: no concepts at all (the walk spreads the flat ranking), or query NER
-    "no_links": {"linking": "none"},
+    # linking: query NER
     "ner_linking": {"linking": "ner"},
     # restart vector: the paper's s/f weights instead of verified ones
     "unverified": {"weighting": "s_over_f"},
     "no_specificity": {"specificity_power": 0.0},
-    # passage seeds: the previous default (every passage by cosine, 0.3), or none
-    "dense_seeds_all": {"seeds": "dense", "seed_top": 0, "seed_weight": 0.3},
+    # passage seeds: none
     "no_passage_seeds": {"seeds": "none"},
     "seed_weight_0.2": {"seed_weight": 0.2},
     "dense_share_0.7": {"dense_share": 0.7},
     "dense_share_0.85": {"dense_share": 0.85},
     "dense_share_0.3": {"dense_share": 0.3},
-    "zscore": {"flat_scaling": "zscore"},
     # the walk: forced global or local, no hub cap, damping, direction, what it sees
     "walk_global": {"walk": "global"},
     "walk_local": {"walk": "local"},
@@ -48,24 +45,18 @@ TERAG_VARIANTS: dict[str, dict[str, Any]] = {
     "damping_0.85": {"damping": 0.85},
     "directed": {"orientation": "directed"},
     "no_titles": {"walk_titles": False},
-    "entities_only": {"walk_noun_chunks": False},
     "cooccurrence": {"walk_cooccurrence": True, "walk": "global"},
-    "synonyms": {"walk_synonyms": True, "walk": "global"},
-    "hybrid": {"hybrid": True},
-    "adjacent": {"walk_adjacent": True, "walk": "global"},
+    # the walk fused with the vector ranking (the product's `hybrid` mode)
+    "hybrid": {},
 }
 # Rows ranked by another mode than the walk (`Retriever.retrieve(mode=...)`).
-MODES: dict[str, Mode] = {"flat": "flat"}
+MODES: dict[str, Mode] = {"flat": "flat", "hybrid": "hybrid"}
 # Index variants: a second namespace built with these settings, read with the default knobs.
 INDEX_VARIANTS: dict[str, dict[str, Any]] = {
     "no_mentions": {"ground_mentions": False},
 }
-# Rows a plain run leaves out: they need something built first (SYNONYM edges at index time,
-# here with HippoRAG's threshold and a cap; built once per namespace, then kept).
-OPT_IN_VARIANTS = ("synonyms",)
-BENCH_SYNONYMS = (0.8, 50)
 METHOD_CHOICES = (*BASELINES, *TERAG_VARIANTS, *INDEX_VARIANTS)
-DEFAULT_METHODS = tuple(m for m in METHOD_CHOICES if m not in OPT_IN_VARIANTS)
+DEFAULT_METHODS = METHOD_CHOICES
 
 
 def knobs(variant: str) -> dict[str, Any]:

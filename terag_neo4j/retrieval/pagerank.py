@@ -18,8 +18,8 @@ from typing import Any
 
 from neo4j.exceptions import ClientError
 
+from terag_neo4j.recipes import RetrievalConfig
 from terag_neo4j.retrieval import gds
-from terag_neo4j.retrieval.presets import RetrievalConfig
 from terag_neo4j.store import GraphStore
 
 log = logging.getLogger(__name__)
@@ -137,7 +137,7 @@ def local_pagerank(
 
     `seeds` are the passage seeds ([node id, weight]); the best `rc.local_seeds` of them grow
     the graph, the others are in it as restart nodes alone."""
-    w = gds.walk(rc)
+    w = gds.projection_spec(rc)
     name = gds.local_name()
     info = LocalGraph()
     # Equal weights in node-id order: which seeds grow the graph must not depend on input order.
@@ -153,7 +153,6 @@ def local_pagerank(
             concepts=[int(c) for c in concepts],
             hub_cap=w.hub_cap or 2**62,
             skip_types=w.skip_types,
-            adjacent=w.adjacent,
             concurrency=LOCAL_READ_THREADS,
         )
         info.project_s = time.perf_counter() - t
