@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 # uv installs the lock: it downloads in parallel and links from its cache, where pip fetches one
 # file after another. It reads UV_* settings and SSL_CERT_FILE, not pip's configuration.
 UV_VERSION := 0.13.8
-HASH := $(shell cat pyproject.toml constraints.txt tools/ollama-build/pyproject.toml | sha1sum | cut -c1-12)
+HASH := $(shell cat pyproject.toml constraints.txt tools/ollama-build/pyproject.toml tools/terag-bench/pyproject.toml | sha1sum | cut -c1-12)
 STAMP := $(VENV)/.installed-$(HASH)
 BASE := $(VENV)/.base-$(HASH)
 LOCK := $(VENV)/lock
@@ -28,10 +28,12 @@ NOT_ON_CPU := ^(triton|nvidia-cusolver|nvidia-nvtx|nvidia-cuda-cccl|cuda-binding
 
 # constraints.txt is the complete, tested set, so it is installed as it stands (--no-deps, no
 # resolver) in two steps: everything but torch and CUDA (with the package itself and the Ollama
-# build support, editable), then torch and CUDA (3 GB) while `prepare` starts the services.
+# build support and the bench, editable), then torch and CUDA (3 GB) while `prepare` starts the
+# services.
 setup: $(STAMP)
 
-$(VENV)/.lock-$(HASH): pyproject.toml constraints.txt tools/ollama-build/pyproject.toml
+$(VENV)/.lock-$(HASH): pyproject.toml constraints.txt tools/ollama-build/pyproject.toml \
+  tools/terag-bench/pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is needed")'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@test -x $(BIN)/uv && $(BIN)/uv --version | grep -q ' $(UV_VERSION)' \
@@ -45,7 +47,7 @@ $(VENV)/.lock-$(HASH): pyproject.toml constraints.txt tools/ollama-build/pyproje
 
 # Everything but torch and CUDA: enough to start Neo4j and Ollama.
 $(BASE): $(VENV)/.lock-$(HASH)
-	$(UV) -q -r $(LOCK)/base.txt -e . -e ./tools/ollama-build
+	$(UV) -q -r $(LOCK)/base.txt -e . -e ./tools/ollama-build -e ./tools/terag-bench
 	@touch $@
 
 $(STAMP): $(BASE)

@@ -35,19 +35,6 @@ CALL (near, concepts) {
   UNWIND near AS p
   RETURN p AS source, null AS target
   UNION ALL
-  // $adjacent: a passage near the question also linked to its document's neighbours (once
-  // per pair: the previous one only when it is not near itself)
-  UNWIND near AS p
-  WITH p WHERE $adjacent
-  MATCH (q:Passage {namespace: p.namespace, doc_id: p.doc_id, position: p.position + 1})
-  RETURN p AS source, q AS target
-  UNION ALL
-  UNWIND near AS p
-  WITH p WHERE $adjacent
-  MATCH (q:Passage {namespace: p.namespace, doc_id: p.doc_id, position: p.position - 1})
-  WHERE NOT q IN near
-  RETURN q AS source, p AS target
-  UNION ALL
   UNWIND $lone AS sid
   MATCH (p:Passage) WHERE id(p) = sid
   RETURN p AS source, null AS target

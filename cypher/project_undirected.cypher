@@ -11,15 +11,6 @@ CALL () {
   UNION ALL
   MATCH (p:Passage {namespace: $namespace})
   RETURN p AS source, null AS rel, null AS target
-  UNION ALL
-  // $adjacent: each passage also linked to the next one of its document (document order)
-  MATCH (p:Passage {namespace: $namespace})
-  WHERE $adjacent
-  WITH p ORDER BY p.doc_id, p.position
-  WITH p.doc_id AS doc, collect(p) AS ps
-  WHERE size(ps) > 1
-  UNWIND range(0, size(ps) - 2) AS i
-  RETURN ps[i] AS source, 'NEXT' AS rel, ps[i + 1] AS target
 }
 WITH gds.graph.project($graph, source, target,
        {sourceNodeLabels: labels(source), targetNodeLabels: labels(target), relationshipType: rel},

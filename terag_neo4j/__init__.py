@@ -28,8 +28,10 @@ _EXPORTS: dict[str, str] = {
     # clients and configuration
     "TeragClient": "terag_neo4j.client",
     "AsyncTeragClient": "terag_neo4j.aio",
+    "TeragRemote": "terag_neo4j.service.remote_client",
+    "AsyncTeragRemote": "terag_neo4j.service.remote_client",
     "Settings": "terag_neo4j.config",
-    "RetrievalConfig": "terag_neo4j.retrieval.presets",
+    "RetrievalConfig": "terag_neo4j.recipes",
     # input and results
     "Document": "terag_neo4j.core.documents",
     "IngestReport": "terag_neo4j.indexing.pipeline",
@@ -50,7 +52,7 @@ _EXPORTS: dict[str, str] = {
     "InputNotFound": "terag_neo4j.core.documents",
     "IngestCancelled": "terag_neo4j.errors",
     "SettingsError": "terag_neo4j.config",
-    "KnobError": "terag_neo4j.retrieval.presets",
+    "KnobError": "terag_neo4j.recipes",
     "RetrievalError": "terag_neo4j.retrieval.retriever",
     "GraphStoreError": "terag_neo4j.store",
     "ClientClosed": "terag_neo4j.store",
@@ -64,12 +66,15 @@ _EXPORTS: dict[str, str] = {
     "LLMUnavailableError": "terag_neo4j.llm",
     "ModelNotFoundError": "terag_neo4j.llm",
     "EmbeddingError": "terag_neo4j.embeddings",
+    "NotFound": "terag_neo4j.errors",
+    "RemoteError": "terag_neo4j.service.remote_client",
 }
 
 # `from terag_neo4j import *` imports every name but the optional extra's retriever
 __all__ = [
     "AnswerResult",
     "AsyncTeragClient",
+    "AsyncTeragRemote",
     "Citation",
     "ClientClosed",
     "DependencyError",
@@ -92,7 +97,9 @@ __all__ = [
     "Neo4jAuthError",
     "Neo4jTransientError",
     "Neo4jUnavailable",
+    "NotFound",
     "Provenance",
+    "RemoteError",
     "RetrievalConfig",
     "RetrievalError",
     "RetrievalResult",
@@ -102,6 +109,7 @@ __all__ = [
     "SettingsError",
     "TeragClient",
     "TeragError",
+    "TeragRemote",
     "TeragRetriever",
     "TokenLedger",
     "__version__",
@@ -122,15 +130,16 @@ if TYPE_CHECKING:
         ScoreKind,
     )
     from terag_neo4j.embeddings import EmbeddingError
-    from terag_neo4j.errors import IngestCancelled
+    from terag_neo4j.errors import IngestCancelled, NotFound
     from terag_neo4j.indexing.pipeline import IngestReport
     from terag_neo4j.integrations.graphrag import (
         TeragGraphRAGRetriever as TeragGraphRAGRetriever,
     )
     from terag_neo4j.integrations.langchain import TeragRetriever
     from terag_neo4j.llm import LLMError, LLMUnavailableError, ModelNotFoundError, TokenLedger
-    from terag_neo4j.retrieval.presets import KnobError, RetrievalConfig
+    from terag_neo4j.recipes import KnobError, RetrievalConfig
     from terag_neo4j.retrieval.retriever import RetrievalError
+    from terag_neo4j.service.remote_client import AsyncTeragRemote, RemoteError, TeragRemote
     from terag_neo4j.store import (
         ClientClosed,
         GraphStoreError,

@@ -32,6 +32,7 @@ from terag_neo4j.config import Settings
 from terag_neo4j.core.documents import InputError
 from terag_neo4j.core.results import AnswerResult, Mode, RetrievalResult
 from terag_neo4j.indexing.pipeline import IngestReport
+from terag_neo4j.namespace_views import DocumentPage, Neighbourhood, WhyRetrieved
 from terag_neo4j.store import ClientClosed, NamespaceInfo
 
 if TYPE_CHECKING:
@@ -246,6 +247,28 @@ class AsyncTeragClient:
 
     async def drop(self, namespace: str | None = None) -> None:
         await self._run(self._sync.drop, namespace)
+
+    async def documents(
+        self, namespace: str | None = None, offset: int = 0, limit: int = 100
+    ) -> DocumentPage:
+        """See `TeragClient.documents`."""
+        return await self._in_thread(
+            functools.partial(self._sync.documents, namespace, offset, limit)
+        )
+
+    async def why(
+        self, passage_id: str, question: str, namespace: str | None = None, top_k: int = 5
+    ) -> WhyRetrieved:
+        """See `TeragClient.why` (it retrieves, so it waits for the models as `retrieve` does)."""
+        return await self._run(self._sync.why, passage_id, question, namespace, top_k)
+
+    async def neighbourhood(
+        self, concept: str, namespace: str | None = None, depth: int = 1, max_nodes: int = 50
+    ) -> Neighbourhood:
+        """See `TeragClient.neighbourhood`."""
+        return await self._in_thread(
+            functools.partial(self._sync.neighbourhood, concept, namespace, depth, max_nodes)
+        )
 
     async def aclose(self) -> None:
         """Refuse new calls (`ClientClosed`), wait for the running ones (up to

@@ -15,8 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
-from neo4j.exceptions import ClientError
-
+from terag_neo4j import namespace_views as views
 from terag_neo4j.config import ExtractorName, Settings
 from terag_neo4j.core.documents import Document, InputError
 from terag_neo4j.core.extractor import Extractor
@@ -31,13 +30,10 @@ from terag_neo4j.local.neo4j_home import connection_target
 from terag_neo4j.retrieval.reranked import RerankedRetriever
 from terag_neo4j.store import (
     GraphStore,
-    GraphStoreError,
     NamespaceInfo,
     check_namespace,
-    gds,
     held_call,
     neo4j_errors,
-    one_line,
 )
 from terag_neo4j.store.namespace_embedder import NamespaceEmbedders
 
@@ -62,6 +58,8 @@ class TeragClient:
     configuration); the client then ignores NEO4J_URI / NEO4J_USER / NEO4J_PASSWORD, uses
     `neo4j_database` from the settings, and leaves the driver open on `close()`: you own it.
     `embedder=` hands in an `Embedder` already loaded, for TERAG_EMBEDDING_MODEL's place.
+    `extractor=` is a backend name (the setting) or an `Extractor` built elsewhere (the bench's
+    replayed LLM extractions), which indexes and does query NER for namespaces built with it.
     """
 
     def __init__(
@@ -70,8 +68,10 @@ class TeragClient:
         *,
         driver: Driver | None = None,
         embedder: Embedder | None = None,
+        extractor: ExtractorName | Extractor | None = None,
         **overrides: Any,
     ) -> None:
+        overrides |= {"extractor": extractor} if isinstance(extractor, str) else {}
         base = settings or Settings()
         self.settings = base.with_overrides(**overrides) if overrides else base
         check_namespace(self.settings.namespace)
@@ -82,7 +82,7 @@ class TeragClient:
             else GraphStore.from_driver(driver, self.settings)
         )
         self._llm: OllamaLLM | None = None
-        self._extractor: Extractor | None = None
+        self._extractor: Extractor | None = None if isinstance(extractor, str) else extractor
         self._embedders: dict[str, CachedEmbedder] = {}  # by model_id
         if embedder is not None:
             self.settings = self.settings.with_overrides(embedding_model=embedder.model_name)
@@ -119,6 +119,11 @@ class TeragClient:
         return self._extractor
 
     @property
+    def extractor_name(self) -> str:
+        """The indexing backend's name: the one handed in, else the `extractor` setting."""
+        return self.settings.extractor if self._extractor is None else self._extractor.name
+
+    @property
     def embedder(self) -> CachedEmbedder:
         """The embedder of TERAG_EMBEDDING_MODEL, the model new namespaces are built with."""
         return self.embedder_for(self.settings.embedding_model)
@@ -140,9 +145,9 @@ class TeragClient:
         if self._namespace_embedders is None:
             with self._build_lock:
                 if self._namespace_embedders is None:
-                    chosen = NamespaceEmbedders(self.embedder, self.settings.embedding_model)
-                    chosen.load = self.embedder_for
-                    self._namespace_embedders = chosen
+                    self._namespace_embedders = NamespaceEmbedders(
+                        self.embedder, self.settings.embedding_model, load=self.embedder_for
+                    )
         return self._namespace_embedders
 
     def namespace_embedder(self, namespace: str | None = None) -> AnyEmbedder:
@@ -169,17 +174,17 @@ class TeragClient:
         return self._retriever
 
     def _build_retriever(self) -> RerankedRetriever:
-        # Every backend does query NER too (the recorded one hands it to spaCy).
-        retriever = RerankedRetriever(
+        # The reader LLM is the client's, built when an answer first needs it.
+        return RerankedRetriever(
             self.settings,
             self.store,
             self.extractor,
             self.embedder,
-            self.llm if self.settings.extractor == "ollama" or self._llm else None,
+            lambda: self.llm,
+            extractor_for=self.query_extractor,
+            embedders=self.embedders,
+            ledger=self.ledger,
         )
-        retriever.extractor_for = self.query_extractor
-        retriever.embedders, retriever.ledger = self.embedders, self.ledger
-        return retriever
 
     def query_backend(self, namespace: str | None = None) -> str:
         """The query NER backend for `namespace`: `query_extractor` when set, else the backend
@@ -191,28 +196,21 @@ class TeragClient:
             rows = self.store.read("namespace_version", namespace=ns)
             built = rows[0]["extractor"] if rows else None
             if built is None:
-                return self.settings.extractor  # not indexed yet: ask again next time
-            if built not in get_args(ExtractorName):
-                log.warning(
-                    "namespace %r was indexed with an unknown extractor %r; query NER uses %s",
-                    ns,
-                    built,
-                    self.settings.extractor,
-                )
-                built = self.settings.extractor
+                return self.extractor_name  # not indexed yet: ask again next time
+            if built not in (*get_args(ExtractorName), self.extractor_name):
+                # a backend not handed to this client (the bench's replays): spaCy needs no server
+                log.info("namespace %r: extractor %r not here; query NER uses spacy", ns, built)
+                built = "spacy"
             self._namespace_backend[ns] = str(built)
         return self._namespace_backend[ns]
 
     def query_extractor(self, namespace: str | None = None) -> Extractor:
         """The extractor that does query NER for `namespace` (see `query_backend`)."""
-        backend = self.query_backend(namespace)
-        if backend == "recorded" and self.settings.recorded_extractions is None:
-            backend = "spacy"  # recorded extractions answer queries with spaCy anyway
-        return self.backend_extractor(backend)
+        return self.backend_extractor(self.query_backend(namespace))
 
     def backend_extractor(self, backend: str) -> Extractor:
         """An extractor of `backend`, built once (shared with query NER)."""
-        if backend == self.settings.extractor:
+        if backend == self.extractor_name:
             return self.extractor
         if backend not in self._query_extractors:
             with self._build_lock:
@@ -317,11 +315,8 @@ class TeragClient:
         self, query: str, top_k: int | None = None, namespace: str | None = None
     ) -> AnswerResult:
         """Retrieve, then answer with the reader LLM; tokens of both go to `self.ledger`."""
-        r = self.retriever
-        if r.llm is None:
-            r.llm = self.llm
         with neo4j_errors(self.store.uri):
-            return r.answer(query, top_k=top_k, namespace=namespace)
+            return self.retriever.answer(query, top_k=top_k, namespace=namespace)
 
     @held_call
     def delete(self, document: str | Path, namespace: str | None = None) -> int:
@@ -361,21 +356,26 @@ class TeragClient:
         cannot be dropped keep the namespace (a retry drops both), so none is left in GDS
         memory without it; a Neo4j without GDS has none to drop."""
         ns = check_namespace(namespace or self.settings.namespace)
-        with neo4j_errors(self.store.uri):
-            self.store.require_namespace(ns)
-            try:
-                if self._retriever is not None:  # also forgets the projection it knew
-                    self._retriever.drop_projections(ns)
-                else:  # no query NER, embedder or LLM needed for this
-                    gds.drop_projections(self.store, ns)
-            except ClientError as e:
-                if e.code != "Neo.ClientError.Procedure.ProcedureNotFound":
-                    raise GraphStoreError(
-                        f"could not drop the GDS projections of namespace {ns!r} "
-                        f"({one_line(e.message, 160)}); nothing was dropped: try again"
-                    ) from e
-            self.store.drop_namespace(ns)
+        views.drop_namespace(self.store, ns, self._retriever)
         self._namespace_backend.pop(ns, None)
+
+    @held_call
+    def documents(
+        self, namespace: str | None = None, offset: int = 0, limit: int = 100
+    ) -> views.DocumentPage:
+        return views.documents(self, namespace, offset, limit)
+
+    @held_call
+    def why(
+        self, passage_id: str, question: str, namespace: str | None = None, top_k: int = 5
+    ) -> views.WhyRetrieved:
+        return views.why(self, namespace, passage_id, question, top_k)
+
+    @held_call
+    def neighbourhood(
+        self, concept: str, namespace: str | None = None, depth: int = 1, max_nodes: int = 50
+    ) -> views.Neighbourhood:
+        return views.neighbourhood(self, namespace, concept, depth, max_nodes)
 
     def close(self) -> None:
         """Refuse new calls, wait for the running ones (up to TERAG_NEO4J_TIMEOUT_S), then

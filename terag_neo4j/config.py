@@ -23,9 +23,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError as EnvParseError
 
 from terag_neo4j.errors import TeragError
-from terag_neo4j.retrieval.presets import KNOBS, KnobError, PresetName, RetrievalConfig, resolve
+from terag_neo4j.recipes import KNOBS, KnobError, PresetName, RetrievalConfig, resolve
 
-ExtractorName = Literal["ollama", "spacy", "recorded"]
+ExtractorName = Literal["ollama", "spacy"]
 BOLT_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 
 
@@ -100,7 +100,6 @@ class Settings(BaseSettings):
     extractor: ExtractorName = "ollama"
     # Query NER backend; None follows the namespace (the backend it was indexed with)
     query_extractor: ExtractorName | None = None
-    recorded_extractions: Path | None = None
     # spaCy backend: which noun phrases become concepts besides the named entities
     spacy_noun_chunks: Literal["all", "multiword", "none"] = "multiword"
     chunk_tokens: int = Field(default=256, ge=1)
@@ -139,7 +138,7 @@ class Settings(BaseSettings):
 
     # --- retrieval ---
     top_k: int = Field(default=5, ge=1)
-    # A named retrieval configuration (presets.py); `retrieval` overrides its knobs one by one
+    # A named retrieval recipe (recipes.py); `retrieval` overrides its knobs one by one
     preset: PresetName = "default"
     retrieval_overrides: dict[str, Any] = Field(
         default_factory=dict,
@@ -189,7 +188,7 @@ class Settings(BaseSettings):
             name = env_name(field) if field in type(self).model_fields else "a setting"
             raise SettingsError(f"invalid setting: {name}: not valid JSON ({e})") from e
 
-    @field_validator("home", "recorded_extractions", mode="after")
+    @field_validator("home", mode="after")
     @classmethod
     def _expand_user(cls, v: Path | None) -> Path | None:
         return v.expanduser() if v is not None else None
@@ -221,7 +220,7 @@ class Settings(BaseSettings):
         if self.llm_budget is not None and self.extractor == "spacy":
             raise ValueError(
                 "TERAG_LLM_BUDGET spends LLM tokens on the core passages: set TERAG_EXTRACTOR to "
-                "ollama or recorded (spaCy indexes every passage anyway), or unset the budget"
+                "ollama (spaCy indexes every passage anyway), or unset the budget"
             )
         return self
 

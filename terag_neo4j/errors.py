@@ -16,7 +16,7 @@ This module imports nothing, so that catching an error never loads a stage.
 
 from __future__ import annotations
 
-__all__ = ["DependencyError", "IngestCancelled", "TeragError"]
+__all__ = ["DependencyError", "IngestCancelled", "NotFound", "TeragError"]
 
 
 class TeragError(Exception):
@@ -33,3 +33,8 @@ class IngestCancelled(TeragError):
     """An ingest stopped because its `should_stop` said so. Every batch written before it is
     whole (each is one transaction) and extractions are cached: indexing the same documents
     again resumes where it stopped."""
+
+
+class NotFound(TeragError, LookupError):
+    """What a call names is not in the namespace: a document, a passage or a concept (an
+    unknown namespace is `NamespaceNotFound`)."""

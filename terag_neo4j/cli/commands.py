@@ -26,7 +26,6 @@ def _settings(args: argparse.Namespace) -> Any:
         "namespace",
         "extractor",
         "top_k",
-        "recorded_extractions",
         "llm_budget",
         "budget_selection",
         "budget_merge",
@@ -38,8 +37,6 @@ def _settings(args: argparse.Namespace) -> Any:
     if getattr(args, "command", None) in ("retrieve", "ask") and "extractor" in overrides:
         # -e of retrieve/ask picks the query NER backend; without it the namespace's is used.
         overrides["query_extractor"] = overrides.pop("extractor")
-    if getattr(args, "mode", None) == "hybrid":
-        overrides["retrieval"] = {"hybrid": True}  # a retrieval knob, not a setting
     return Settings().with_overrides(**overrides)
 
 
@@ -51,7 +48,7 @@ def _client(args: argparse.Namespace, embedder: Any = None) -> Any:
 
 def _through_service(args: argparse.Namespace) -> int | None:
     """The command run by the service that --url or TERAG_URL names; None: none is named."""
-    from terag_neo4j.cli import remote as cli_remote
+    from terag_neo4j.cli import remote_commands as cli_remote
 
     url = cli_remote.service_url(args)
     return None if url is None else cli_remote.run(args, url)
@@ -59,7 +56,7 @@ def _through_service(args: argparse.Namespace) -> int | None:
 
 def cmd_index(args: argparse.Namespace) -> int:
     if args.prune:
-        from terag_neo4j.cli import remote as cli_remote
+        from terag_neo4j.cli import remote_commands as cli_remote
 
         if cli_remote.service_url(args):
             raise UsageError("terag index --prune works on Neo4j directly, not through a service")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import logging
 import sys
 from collections.abc import Sequence
@@ -24,10 +25,11 @@ from terag_neo4j.cli.parser import build_parser
 
 def error_line(e: BaseException) -> tuple[str, int]:
     from terag_neo4j.core.documents import InputError, InputNotFound
+    from terag_neo4j.errors import NotFound
     from terag_neo4j.store import GraphStoreError, NamespaceNotFound, Neo4jUnavailable
     from terag_neo4j.store.connection import Neo4jAuthError
 
-    if isinstance(e, NamespaceNotFound | InputNotFound | FileNotFoundError):
+    if isinstance(e, NamespaceNotFound | InputNotFound | NotFound | FileNotFoundError):
         return str(e), EXIT_NOT_FOUND
     if isinstance(e, Neo4jUnavailable):
         return str(e), EXIT_UNAVAILABLE
@@ -53,7 +55,12 @@ def error_line(e: BaseException) -> tuple[str, int]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(argv)
+    return run(build_parser(argv), argv)
+
+
+def run(parser: argparse.ArgumentParser, argv: Sequence[str]) -> int:
+    """Parse `argv` and run its command with terag's logging, one-line errors and exit codes
+    (also the entry point of other distributions' command lines, e.g. `terag-bench`)."""
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
@@ -70,11 +77,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
-        print("terag: interrupted", file=sys.stderr)
+        print(f"{parser.prog}: interrupted", file=sys.stderr)
         return 130
     except Exception as e:
         if args.verbose:
             raise
         msg, code = error_line(e)
-        print(f"terag: error: {msg} (run with --verbose for the trace)", file=sys.stderr)
+        print(f"{parser.prog}: error: {msg} (run with --verbose for the trace)", file=sys.stderr)
         return code

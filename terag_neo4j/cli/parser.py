@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from terag_neo4j.cli.commands import (
@@ -75,17 +74,12 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         action="store_true",
         help="delete the documents of files gone from the folders (without it they are listed)",
     )
-    s.add_argument(
-        "-e", "--extractor", choices=["ollama", "spacy", "recorded"], help="extraction backend"
-    )
-    s.add_argument(
-        "--recorded-extractions", type=Path, help="JSONL of recorded extractions (recorded backend)"
-    )
+    s.add_argument("-e", "--extractor", choices=["ollama", "spacy"], help="extraction backend")
     s.add_argument(
         "--llm-budget",
         type=float,
         metavar="BETA",
-        help="budget mode: spaCy indexes every passage, the extractor (ollama or recorded) only "
+        help="budget mode: spaCy indexes every passage, the extractor (ollama) only "
         "the fraction BETA (0..1) that the selection rule ranks first (TERAG_LLM_BUDGET)",
     )
     s.add_argument(
@@ -119,7 +113,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         s.add_argument(
             "-e",
             "--extractor",
-            choices=["ollama", "spacy", "recorded"],
+            choices=["ollama", "spacy"],
             help="query NER backend, used when TERAG_LINKING=ner (default: the namespace's)",
         )
         if name == "retrieve":
@@ -153,7 +147,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_delete)
     s = sub.add_parser("demo", help="start services, index the bundled sample, ask a question")
     s.add_argument("question", nargs="?", default="Who designed the Volkswagen Beetle?")
-    s.add_argument("-e", "--extractor", choices=["ollama", "spacy", "recorded"])
+    s.add_argument("-e", "--extractor", choices=["ollama", "spacy"])
     s.add_argument("--answer", action="store_true", help="also generate an answer with Ollama")
     s.add_argument(
         "--prepare",
@@ -173,62 +167,40 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 
 # Subcommands registered by other modules, by name: module and help (tests/unit/test_cli_fast.py
-# checks that these match what the modules register).
+# checks that these match what the modules register). Other distributions add theirs through
+# the entry-point group below (`plugin_commands`).
 OPTIONAL_COMMANDS: dict[str, tuple[str, str]] = {
     "server": ("terag_neo4j.local.neo4j_cli", "local Neo4j + GDS server (no Docker needed)"),
     "ollama": (
         "terag_neo4j.local.ollama_cli",
         "Build, start and stop the local Ollama server with the project's model",
     ),
-    "bench": (
-        "terag_neo4j.eval.cli",
-        "Recall@k, EM/F1, tokens and latency on multi-hop QA data, with baselines",
-    ),
-    "bench-extraction": (
-        "terag_neo4j.eval.cli",
-        "Entity recall/precision, grounding and tokens per passage of extractors",
-    ),
-    "bench-index": (
-        "terag_neo4j.eval.cli",
-        "Indexing throughput, tokens and memory on a benchmark corpus",
-    ),
-    "bench-latency": (
-        "terag_neo4j.eval.cli",
-        "Retrieval latency per stage, GDS compute time and the in-process PageRank reference",
-    ),
-    "bench-load": (
-        "terag_neo4j.eval.cli",
-        "Throughput and latency with concurrent clients, optionally while an ingest writes",
-    ),
-    "bench-scale": (
-        "terag_neo4j.eval.cli",
-        "ingest, store, memory, projection and latency at 10k, 100k, 1M synthetic passages",
-    ),
-    "bench-isolation": (
-        "terag_neo4j.eval.cli",
-        "whether namespace A's top-10 moves when namespace B is indexed, deleted, dropped",
-    ),
-    "bench-serve": (
-        "terag_neo4j.eval.cli",
-        "HTTP service throughput, latency, errors and memory under concurrent clients",
-    ),
-    "bench-documents": (
-        "terag_neo4j.eval.cli",
-        "Reading a generated long PDF: seconds and peak memory (tracemalloc and RSS)",
-    ),
-    "bench-chunking": (
-        "terag_neo4j.eval.cli",
-        "Splitting exports of 10k to 1M one-line paragraphs into passages: seconds",
-    ),
     "serve": (
-        "terag_neo4j.service.cli",
+        "terag_neo4j.service.serve_command",
         "run the HTTP API and MCP (/mcp) service over every namespace",
     ),
     "mcp": (
-        "terag_neo4j.service.cli",
+        "terag_neo4j.service.serve_command",
         "serve the MCP tools over stdio (for an agent that starts terag itself)",
     ),
 }
+
+
+# A distribution installed beside terag (the bench, tools/terag-bench) names a module here whose
+# `COMMANDS` maps each subcommand to its help line and whose `register_cli(subparsers)` adds them;
+# the module is imported for `terag --help`, so it must import nothing heavy at its top.
+COMMANDS_GROUP = "terag_neo4j.commands"
+
+
+def plugin_commands() -> dict[str, tuple[str, str]]:
+    """The subcommands of installed distributions (`COMMANDS_GROUP`), as `OPTIONAL_COMMANDS`."""
+    from importlib.metadata import entry_points
+
+    found: dict[str, tuple[str, str]] = {}
+    for ep in entry_points(group=COMMANDS_GROUP):
+        commands: dict[str, str] = getattr(ep.load(), "COMMANDS", {})
+        found |= {name: (ep.value, helptext) for name, helptext in commands.items()}
+    return found
 
 
 def _command(argv: Sequence[str]) -> str:
@@ -237,13 +209,15 @@ def _command(argv: Sequence[str]) -> str:
 
 
 def _attach_optional(sub: Any, command: str | None = None) -> None:
-    """Subcommands owned by other modules (server managers, benchmark, service): all of them
-    (`command` None), or only the module of `command` and the others' names."""
+    """Subcommands owned by other modules (server managers, service, installed plugins such as
+    the bench): all of them (`command` None), or only the module of `command` and the others'
+    names."""
     import importlib
 
-    modules = list(dict.fromkeys(m for m, _ in OPTIONAL_COMMANDS.values()))
+    optional = OPTIONAL_COMMANDS | plugin_commands()
+    modules = list(dict.fromkeys(m for m, _ in optional.values()))
     if command is not None:
-        wanted = OPTIONAL_COMMANDS.get(command, ("", ""))[0]
+        wanted = optional.get(command, ("", ""))[0]
         modules = [m for m in modules if m == wanted]
     for module in modules:
         try:
@@ -255,6 +229,6 @@ def _attach_optional(sub: Any, command: str | None = None) -> None:
         register: Callable[[Any], None] = mod.register_cli
         register(sub)
     if command is not None:
-        for name, (_, helptext) in OPTIONAL_COMMANDS.items():
+        for name, (_, helptext) in optional.items():
             if name not in sub.choices:
                 sub.add_parser(name, help=helptext, add_help=False)

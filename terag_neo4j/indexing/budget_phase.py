@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -26,22 +26,32 @@ log = logging.getLogger(__name__)
 
 
 class BudgetPhase:
-    """Mixed into `Indexer`, whose attributes these are."""
+    """The `Indexer`'s second phase in budget mode; `meta` is what each write records on the
+    namespace (the indexer's, read at the write)."""
 
-    settings: Settings
-    store: GraphStore
-    extractor: Extractor
-    core_extractor: Extractor | None
-    cache: ExtractionCache
-    embedder: AnyEmbedder
-    batch_passages: int
+    def __init__(
+        self,
+        settings: Settings,
+        store: GraphStore,
+        extractor: Extractor,
+        core_extractor: Extractor,
+        cache: ExtractionCache,
+        embedder: AnyEmbedder,
+        batch_passages: int,
+        meta: Callable[[], dict[str, Any]],
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.extractor = extractor
+        self.core_extractor = core_extractor
+        self.cache = cache
+        self.embedder = embedder
+        self.batch_passages = batch_passages
+        self._meta = meta
 
-    def _meta(self) -> dict[str, Any]:
-        raise NotImplementedError
-
-    def _budget(self, ns: str, report: IngestReport, progress: bool) -> None:
+    def run(self, ns: str, report: IngestReport, progress: bool) -> None:
         """Choose the core passages (once, stored), then give each its LLM concepts."""
-        assert self.core_extractor is not None and self.settings.llm_budget is not None
+        assert self.settings.llm_budget is not None
         t = time.perf_counter()
         total, core = self.store.core_state(ns)
         report.core_target = core_target(self.settings.llm_budget, total)
@@ -87,7 +97,6 @@ class BudgetPhase:
     def _core_batch(
         self, ns: str, batch: Sequence[Passage], report: IngestReport, bar: tqdm[Any]
     ) -> None:
-        assert self.core_extractor is not None
         t = time.perf_counter()
         llm = extract_with_cache(
             self.core_extractor, batch, self.cache, report.run_id, progress=bar

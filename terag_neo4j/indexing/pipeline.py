@@ -51,7 +51,7 @@ __all__ = ["Indexer", "IngestReport"]
 EMBED_STEP = 128
 
 
-class Indexer(BudgetPhase):
+class Indexer:
     def __init__(
         self,
         settings: Settings,
@@ -76,6 +76,20 @@ class Indexer(BudgetPhase):
         # The embedding model and its vector size, recorded on the namespace with each write
         self._embedding_meta: dict[str, Any] = {}
         self._should_stop: ShouldStop | None = None  # the running `index` call's
+        self._budget = (
+            BudgetPhase(
+                settings,
+                store,
+                extractor,
+                self.core_extractor,
+                cache,
+                embedder,
+                batch_passages,
+                self._meta,
+            )
+            if self.core_extractor is not None
+            else None
+        )
 
     def _stop_if_asked(self, stage: str) -> None:
         stop_if_asked(self._should_stop, stage)
@@ -181,9 +195,9 @@ class Indexer(BudgetPhase):
                     if i + 1 < len(batches):
                         ahead = pool.submit(self._extract, batches[i + 1], report, bar)
                     self._write_batch(ns, batch, extractions, report)
-            if self.core_extractor is not None:
+            if self._budget is not None:
                 self._stop_if_asked("choosing the core passages")
-                self._budget(ns, report, progress)
+                self._budget.run(ns, report, progress)
             if self.settings.ground_mentions:
                 ground(self.store, ns, passages, report, progress, self._should_stop)
         finally:

@@ -17,7 +17,7 @@ and which concepts of the graph seeded the walk (`matched_concepts`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import neo4j
 
@@ -39,7 +39,7 @@ except ModuleNotFoundError as e:  # pragma: no cover - exercised without the ext
 
 if TYPE_CHECKING:
     from terag_neo4j.client import TeragClient
-    from terag_neo4j.service.remote import TeragRemote
+    from terag_neo4j.operations import TeragOperations
 
 __all__ = ["TeragGraphRAGRetriever"]
 
@@ -63,7 +63,7 @@ class TeragGraphRAGRetriever(Retriever):
         self,
         driver: neo4j.Driver | None = None,
         *,
-        client: TeragClient | TeragRemote | None = None,
+        client: TeragOperations | None = None,
         namespace: str | None = None,
         mode: Mode | None = None,
         rerank: bool | None = None,
@@ -78,7 +78,8 @@ class TeragGraphRAGRetriever(Retriever):
                     "give TeragGraphRAGRetriever a client, or a driver / settings to build one, "
                     "not both"
                 )
-            self.client, self._owns_client = client, False
+            self.client: TeragOperations = client
+            self._owns_client = False
         else:
             if neo4j_database is not None:
                 overrides["neo4j_database"] = neo4j_database
@@ -165,8 +166,8 @@ class TeragGraphRAGRetriever(Retriever):
 
     def close(self) -> None:
         """Close the client this retriever built (a client or driver passed in stays open)."""
-        if self._owns_client:
-            self.client.close()
+        if self._owns_client:  # a TeragClient this retriever built
+            cast("TeragClient", self.client).close()
 
     def __enter__(self) -> TeragGraphRAGRetriever:
         return self

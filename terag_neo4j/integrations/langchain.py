@@ -14,7 +14,7 @@ Documents go the other way too: `retriever.add_documents(docs)` indexes LangChai
 loader's output) into the retriever's namespace and `retriever.delete(ids)` removes them, as a
 LangChain vector store does; `TeragClient.index` takes them as well (`from_langchain`).
 
-Over a running service, give it a `TeragRemote` (`terag_neo4j.service.remote`) as `client`: the
+Over a running service, give it a `TeragRemote` (`terag_neo4j.service.remote_client`) as `client`: the
 application then needs neither torch nor the Neo4j driver, and gets the same documents.
 """
 

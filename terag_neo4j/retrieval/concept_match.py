@@ -46,8 +46,7 @@ def link_names(
 class SemanticMatch:
     """How entities without an exact name match find their nearest concepts."""
 
-    top_n: int  # concepts per search; 0 turns semantic matching off
-    mode: Literal["query", "entity"]  # search with the whole question, or each entity's name
+    top_n: int  # concepts per entity; 0 turns semantic matching off
     embedder: Any  # an `Embedder` or `CachedEmbedder`
 
 
@@ -78,14 +77,9 @@ def match_entities(
         matches += [_matched(c.name, r, r["key"], "exact", 1.0) for r in hits]
     if unmatched and semantic.top_n > 0:
         ensure_vectors()
-        if semantic.mode == "query":
-            # The whole question against the concepts: one search serves every unmatched entity.
-            texts, owners = [query], [", ".join(c.name for c in unmatched)]
-        else:
-            texts = [c.name for c in unmatched]
-            owners = texts
-        vectors = semantic.embedder.embed(texts)
-        for owner, vec in zip(owners, vectors, strict=True):
+        names = [c.name for c in unmatched]
+        vectors = semantic.embedder.embed(names)
+        for owner, vec in zip(names, vectors, strict=True):
             for r in _nearest(store, namespace, vec.tolist(), semantic.top_n, skip_types):
                 matches.append(_matched(owner, r, r["key"], "semantic", float(r["similarity"])))
     return matches

@@ -28,8 +28,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from terag_neo4j.core.results import RetrievedPassage
+from terag_neo4j.recipes import RetrievalConfig
 from terag_neo4j.retrieval.flat import FLAT_DEPTH, FlatRanking, rrf_scores
-from terag_neo4j.retrieval.presets import RetrievalConfig
 from terag_neo4j.store import GraphStore
 
 # The vector ranking's first passage is pinned when the fused flat ranking has it this high.

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from terag_neo4j.core.concepts import normalize_name, stopwords
 from terag_neo4j.core.results import RetrievedPassage
@@ -48,23 +48,6 @@ def _scaled(pairs: Sequence[Sequence[float]] | None) -> dict[int, float]:
     if hi <= lo:
         return dict.fromkeys(scores, 1.0)
     return {n: (s - lo) / (hi - lo) for n, s in scores.items()}
-
-
-def _z_scaled(pairs: Sequence[Sequence[float]] | None) -> dict[int, float]:
-    """[node, score] pairs scaled by the ranking's own spread (distribution-based score fusion):
-    mean - 3 sd maps to 0, mean + 3 sd to 1 (clipped), so a ranking of the same shape scales the
-    same at any score scale and, unlike min-max, a tail near the mean keeps about half the
-    range."""
-    scores = {int(n): float(sc) for n, sc in pairs or []}
-    if len(scores) < 2:
-        return dict.fromkeys(scores, 1.0)
-    values = list(scores.values())
-    mean = sum(values) / len(values)
-    sd = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5
-    if sd <= 0:
-        return dict.fromkeys(scores, 1.0)
-    lo = mean - 3 * sd
-    return {n: min(1.0, max(0.0, (s - lo) / (6 * sd))) for n, s in scores.items()}
 
 
 @dataclass
@@ -124,7 +107,6 @@ def flat_ranking(
     vector: Sequence[float] | Callable[[], Sequence[float]],
     top: int,
     dense_share: float = 0.5,
-    scaling: Literal["minmax", "zscore"] = "minmax",
 ) -> FlatRanking:
     """Both rankings scaled and fused. `vector` may be a call that waits for the question's
     vector (`overlap.Background`): the full-text ranking is then read first, while the question
@@ -140,8 +122,7 @@ def flat_ranking(
         )[0]
     else:
         row = _both_rankings(store, "flat", namespace, question, vector, top)
-    scale = _z_scaled if scaling == "zscore" else _scaled
-    text, dense = scale(row["text"]), scale(row["vector"])
+    text, dense = _scaled(row["text"]), _scaled(row["vector"])
     return FlatRanking(
         fuse_scaled(text, dense, dense_share),
         len(text),

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from terag_neo4j.core.results import Mode, RetrievalResult, RetrievedPassage
-from terag_neo4j.llm.ledger import LLMCall, Stage, TokenLedger
+from terag_neo4j.llm.ledger import LLMCall, Stage
 from terag_neo4j.reranking.rerankers import Reranker, RerankError, Scores, make_reranker
 from terag_neo4j.retrieval.retriever import RetrievalError, Retriever
 
@@ -46,7 +46,6 @@ def passage_text(p: RetrievedPassage) -> str:
 class RerankedRetriever(Retriever):
     """A `Retriever` whose rankings go through the reranker where one is set (or asked for)."""
 
-    ledger: TokenLedger | None = None
     _reranker: Reranker | None = None
     _rerank_lock = threading.Lock()
 

@@ -8,44 +8,29 @@ counts. The passages weigh their relevance^power, together `seed_weight`: so whe
 trusted the walk spreads the best flat ranking over its neighbourhood and ranks close to it.
 
 The TERAG paper's weights (eqs. 3-5) stay selectable: w(u) = s(u)/f(u) with s = 1 for an exact
-match and the cosine for a semantic one, normalised within the exact and the semantic group
-(`group`) or together (`pooled`); `inv_f` drops s, `uniform` drops f too.
+match and the cosine for a semantic one, normalised within the exact and the semantic group.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Literal
-
-import numpy as np
-import numpy.typing as npt
 
 from terag_neo4j.core.results import MatchedConcept
+from terag_neo4j.recipes import RetrievalConfig
 from terag_neo4j.retrieval.flat import FlatRanking
-from terag_neo4j.retrieval.presets import RetrievalConfig
 
 
-def paper_weights(
-    matches: Sequence[MatchedConcept],
-    weighting: Literal["s_over_f", "inv_f", "uniform", "verified"],
-    split: Literal["pooled", "group"],
-) -> list[MatchedConcept]:
+def paper_weights(matches: Sequence[MatchedConcept]) -> list[MatchedConcept]:
     """Eqs. 3-5: w(u) = s(u)/f(u). A concept matched by several entities keeps its strongest match.
 
-    `group` normalises the exact and the semantic matches separately (the paper: each group gets
-    half the mass when both exist); `pooled` normalises them together, so a weak semantic match
-    weighs by its similarity instead of by its group.
+    The exact and the semantic matches are normalised separately (the paper: each group gets
+    half the mass when both exist).
     """
     best = strongest(matches)
-    groups = (
-        [[m for m in best if m.match == kind] for kind in ("exact", "semantic")]
-        if split == "group"
-        else [best]
-    )
     out: list[MatchedConcept] = []
-    for group in groups:
-        raw = [_raw_weight(m, weighting) for m in group]
+    for group in ([m for m in best if m.match == kind] for kind in ("exact", "semantic")):
+        raw = [_raw_weight(m) for m in group]
         total = sum(raw)
         for m, w in zip(group, raw, strict=True):
             out.append(replace(m, weight=w / total if total > 0 else 0.0))
@@ -64,9 +49,9 @@ def strongest(matches: Sequence[MatchedConcept]) -> list[MatchedConcept]:
     return list(best.values())
 
 
-def _raw_weight(m: MatchedConcept, weighting: str) -> float:
-    s = 1.0 if m.match == "exact" or weighting != "s_over_f" else max(m.similarity, 0.0)
-    return s if weighting == "uniform" else s / max(m.frequency, 1)
+def _raw_weight(m: MatchedConcept) -> float:
+    s = 1.0 if m.match == "exact" else max(m.similarity, 0.0)
+    return s / max(m.frequency, 1)
 
 
 def verified_weights(
@@ -93,32 +78,3 @@ def passage_seeds(flat: FlatRanking, rc: RetrievalConfig) -> list[list[float]]:
     if total <= 0 or rc.seed_weight <= 0:
         return []
     return [[n, rc.seed_weight * w / total] for n, w in top]
-
-
-def dense_seed_weights(
-    ids: npt.NDArray[np.int64],
-    matrix: npt.NDArray[np.float32],
-    vector: Sequence[float],
-    rc: RetrievalConfig,
-) -> list[list[float]]:
-    """[GDS node id, weight] of every passage (or the `seed_top` most similar, rows of `matrix`)
-    by its min-max-scaled cosine to the question raised to `seed_power`, together `seed_weight`."""
-    if not len(ids):
-        return []
-    q = np.asarray(vector, dtype=np.float32)
-    sims = matrix @ (q / max(float(np.linalg.norm(q)), 1e-12))
-    lo, hi = float(sims.min()), float(sims.max())
-    order = np.argsort(-sims, kind="stable")
-    chosen = order[: rc.seed_top] if rc.seed_top > 0 else order
-    scaled = (
-        ((sims[chosen] - lo) / (hi - lo)) ** rc.seed_power
-        if hi > lo
-        else np.ones(len(chosen), dtype=np.float32)
-    )
-    weights = rc.seed_weight * scaled / float(scaled.sum())
-    keep = weights > 0
-    # tolist() converts in C: a per-element int()/float() loop cost ~6 ms for 6k passages.
-    return [
-        [node, w]
-        for node, w in zip(ids[chosen][keep].tolist(), weights[keep].tolist(), strict=True)
-    ]

@@ -1,9 +1,10 @@
 """Retrieval stage: link the question to concepts -> rank passages flat (words and meaning) ->
-restart vector (`restart.py`) -> GDS personalised PageRank (`walk.py`) -> top passages ->
-optionally a short answer (`reader.py`).
+restart vector (`restart.py`) -> GDS personalised PageRank (`pagerank.py`) -> top passages ->
+optionally a short answer (`answer.py`). Each mode is a strategy (`modes.py`); the `Retriever`
+holds what they share.
 
-The knobs are `settings.retrieval` (`presets.py`); the TERAG paper's exact retrieval is the
-`paper` preset: query NER, exact then semantic matching, s/f per match group, a directed walk
+The knobs are `settings.retrieval` (`recipes.py`); the TERAG paper's exact retrieval is the
+`paper` recipe: query NER, exact then semantic matching, s/f per match group, a directed walk
 over CO_OCCURRENCE.
 """
 
@@ -15,8 +16,6 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
 from neo4j.exceptions import ClientError
 
 from terag_neo4j.config import Settings
@@ -31,20 +30,15 @@ from terag_neo4j.core.results import (
 )
 from terag_neo4j.embeddings import AnyEmbedder
 from terag_neo4j.errors import TeragError
-from terag_neo4j.llm import OllamaLLM
-from terag_neo4j.retrieval import final_rank, restart, walk
+from terag_neo4j.llm import OllamaLLM, TokenLedger
+from terag_neo4j.recipes import RetrievalConfig
+from terag_neo4j.retrieval import pagerank, restart
+from terag_neo4j.retrieval.answer import READER_MAX_TOKENS as READER_MAX_TOKENS  # re-exported
+from terag_neo4j.retrieval.answer import cite, read
 from terag_neo4j.retrieval.concept_match import SemanticMatch, link_names, match_entities
-from terag_neo4j.retrieval.flat import (
-    FlatRanking,
-    dense_passages,
-    flat_passages,
-    flat_ranking,
-    rrf_fuse,
-)
+from terag_neo4j.retrieval.flat import FlatRanking
+from terag_neo4j.retrieval.modes import MODES, Question, needs_vector
 from terag_neo4j.retrieval.overlap import Background
-from terag_neo4j.retrieval.presets import RetrievalConfig
-from terag_neo4j.retrieval.reader import READER_MAX_TOKENS as READER_MAX_TOKENS  # re-exported
-from terag_neo4j.retrieval.reader import cite, read
 from terag_neo4j.retrieval.result_cache import cached_retrieval, prefetched_state
 from terag_neo4j.store import GraphStore, check_namespace, gds
 from terag_neo4j.store.concept_vectors import ensure_concept_vectors
@@ -69,25 +63,29 @@ class Retriever:
         store: GraphStore,
         query_extractor: Extractor,
         embedder: AnyEmbedder,
-        llm: OllamaLLM | None = None,
+        llm: Callable[[], OllamaLLM] | None = None,
+        *,
+        extractor_for: Callable[[str], Extractor] | None = None,
+        embedders: NamespaceEmbedders | None = None,
+        ledger: TokenLedger | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
         self.extractor = query_extractor
         self.embedder = embedder
+        # The reader LLM, asked for when an answer needs it (None: answers are refused)
         self.llm = llm
         # Picks the query NER backend per namespace (TeragClient: the one it was indexed with).
-        self.extractor_for: Callable[[str], Extractor] | None = None
+        self.extractor_for = extractor_for
         # Which model embeds a namespace's questions; alone it refuses a namespace of another
-        # model, and TeragClient replaces it with its own, which loads that model (shared with
-        # indexing)
-        self.embedders = NamespaceEmbedders(embedder, settings.embedding_model)
+        # model; TeragClient's loads that model (shared with indexing)
+        self.embedders = embedders or NamespaceEmbedders(embedder, settings.embedding_model)
+        self.ledger = ledger  # tokens of the stages that count them (the reranker)
         self._project_lock = threading.Lock()
         self._versions: dict[str, str] = {}
         # Graphs this client saw in the GDS catalog, by namespace (see `gds.ensure_projection`).
         self._projected: dict[str, str] = {}
         self._embedded: dict[str, str] = {}  # namespace -> version whose concepts all have vectors
-        self._vectors: dict[str, tuple[str, npt.NDArray[np.int64], npt.NDArray[np.float32]]] = {}
         self._vectors_lock = threading.Lock()
         self._gds_checked = False
         self.caps = gds.Caps(settings.gds_memory_mb * 2**20, settings.gds_max_projections)
@@ -106,12 +104,12 @@ class Retriever:
         self._gds_checked = True
         return version
 
-    def walk(self) -> gds.Walk:
+    def projection_spec(self) -> gds.ProjectionSpec:
         """What the walk's graph holds (its code, skipped concept types, relationship types)."""
-        return gds.walk(self.rc)
+        return gds.projection_spec(self.rc)
 
     def scope(self, passages: int) -> str:
-        """`global` or `local` for a namespace of this many passages (see `presets.py`)."""
+        """`global` or `local` for a namespace of this many passages (see `recipes.py`)."""
         if self.rc.walk != "auto":
             return self.rc.walk
         return "local" if passages > self.rc.local_above else "global"
@@ -143,7 +141,7 @@ class Retriever:
 
     def link(self, namespace: str, query: str) -> tuple[list[str], list[MatchedConcept]]:
         """Concepts the question names, by n-gram lookup (`linking.link_names`)."""
-        return link_names(self.store, namespace, query, self.walk().skip_types)
+        return link_names(self.store, namespace, query, self.projection_spec().skip_types)
 
     def match(
         self,
@@ -160,8 +158,8 @@ class Retriever:
             namespace,
             query,
             entities,
-            semantic=SemanticMatch(rc.semantic_top_n, rc.similarity_mode, emb),
-            skip_types=self.walk().skip_types,
+            semantic=SemanticMatch(rc.semantic_top_n, emb),
+            skip_types=self.projection_spec().skip_types,
             ensure_vectors=lambda: self.ensure_concept_vectors(namespace, emb),
         )
 
@@ -178,29 +176,6 @@ class Retriever:
 
     # ------------------------------------------------------------------ restart vector
 
-    def passage_vectors(
-        self, namespace: str
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-        """GDS node ids and embeddings of the namespace's passages, read once per version (only
-        for `seeds="dense"` over every passage, HippoRAG 2's passage nodes: small corpora)."""
-        version = self._versions.get(namespace, "")
-        with self._vectors_lock:
-            cached = self._vectors.get(namespace)
-            if cached is None or cached[0] != version:
-                rows, matrix = self.store.read_vectors(
-                    "passage_vectors", "embedding", namespace=namespace
-                )
-                ids = np.asarray([r["node"] for r in rows], dtype=np.int64)
-                cached = (version, ids, matrix)
-                self._vectors[namespace] = cached
-        return cached[1], cached[2]
-
-    def dense_seeds(self, namespace: str, vector: Sequence[float]) -> list[list[float]]:
-        """Every passage (or the `seed_top` most similar) by its min-max-scaled cosine to the
-        question raised to `seed_power`, together `seed_weight`."""
-        ids, matrix = self.passage_vectors(namespace)
-        return restart.dense_seed_weights(ids, matrix, vector, self.rc)
-
     def concept_weights(
         self, matches: Sequence[MatchedConcept], flat: FlatRanking | None
     ) -> list[MatchedConcept]:
@@ -208,7 +183,7 @@ class Retriever:
         if rc.hub_cap:  # a hub carries no walk: it has no relationships in the walk's graph
             matches = [m for m in matches if m.frequency <= rc.hub_cap]
         if rc.weighting != "verified":
-            return restart.paper_weights(matches, rc.weighting, rc.restart_split)
+            return restart.paper_weights(matches)
         if flat is None or not matches:
             return []
         rows = self.store.read(
@@ -247,7 +222,9 @@ class Retriever:
         if isinstance(k, bool) or not isinstance(k, int) or k <= 0:
             raise RetrievalError(f"top_k must be a whole number of at least 1, got {k!r}")
         rc = self.rc
-        mode = mode or ("hybrid" if rc.hybrid else "pagerank")
+        if (mode or "pagerank") not in MODES:
+            raise RetrievalError(f"unknown mode {mode!r}: choose one of {', '.join(MODES)}")
+        strategy = MODES[mode or "pagerank"](self)
         timings: dict[str, float] = {}
         t = time.perf_counter()
         state = prefetched_state(ns) or self.store.read("namespace_version", namespace=ns)
@@ -257,11 +234,10 @@ class Retriever:
         # Embedded once, from now on a worker while linking and the full-text ranking run where
         # a step needs the vector (else when first needed: never, where no step does)
         question_vector = Background(
-            lambda: self.embed_query(query, emb),
-            start=mode != "pagerank" or rc.seeds != "none" or rc.weighting == "verified",
+            lambda: self.embed_query(query, emb), start=needs_vector(type(strategy), rc)
         )
         self.store.ensure_search(ns, state[0])
-        scope = self.scope(int(state[0]["passages"] or 0)) if mode not in ("dense", "flat") else ""
+        scope = self.scope(int(state[0]["passages"] or 0)) if strategy.walks else ""
         if scope == "global":
             graph = self.ensure_projection(ns, state[0])
         else:
@@ -273,11 +249,11 @@ class Retriever:
         t = time.perf_counter()
         tin = tout = 0
         matches: list[MatchedConcept] = []
-        if mode in ("dense", "flat"):
+        if not strategy.walks:
             # No graph to start from: linking or NER would only cost time (and LLM tokens)
             names = [e for e in entities or () if normalize_name(e)]
-        elif entities is None and rc.linking != "ner":
-            names, matches = self.link(ns, query) if rc.linking == "names" else ([], [])
+        elif entities is None and rc.linking == "names":
+            names, matches = self.link(ns, query)
             timings["linking"] = time.perf_counter() - t
         else:
             if entities is not None:
@@ -289,78 +265,25 @@ class Retriever:
             names = [c.name for c in ents]
             matches = self.match(ns, query, ents, emb) if ents else []
             timings["matching"] = time.perf_counter() - t
-        result = RetrievalResult(query, ns, names, [], [], mode, None, timings, tin, tout)
-        if mode == "dense":
-            t = time.perf_counter()
-            result.passages = dense_passages(self.store, ns, question_vector(), k)
-            timings["dense"] = time.perf_counter() - t
-            return result
-        if mode == "flat":
-            t = time.perf_counter()
-            result.passages = flat_passages(self.store, ns, query, question_vector(), k)
-            timings["flat"] = time.perf_counter() - t
-            return result
+        result = RetrievalResult(
+            query, ns, names, matches, [], strategy.name, None, timings, tin, tout
+        )
+        question = Question(query, ns, k, question_vector, scope, graph)
+        return strategy.get_search_results(question, result)
 
-        flat: FlatRanking | None = None
-        if rc.seeds == "fused" or rc.weighting == "verified":
-            t = time.perf_counter()  # with any wait for the vector
-            vec, top = question_vector, rc.flat_top
-            flat = flat_ranking(self.store, ns, query, vec, top, rc.dense_share, rc.flat_scaling)
-            timings["flat"] = time.perf_counter() - t
-        if rc.seeds != "none":
-            question_vector()
-            timings["embedding"] = question_vector.elapsed  # on the worker, overlapped
-        t = time.perf_counter()
-        result.matches = self.concept_weights(matches, flat)
-        seeds: list[list[float]] = []
-        if rc.seeds == "fused" and flat is not None:
-            seeds = restart.passage_seeds(flat, rc)
-        elif rc.seeds == "dense" and rc.seed_weight > 0:
-            seeds = self.dense_seeds(ns, question_vector())
-        result.restart = [[m.node, m.weight] for m in result.matches] + seeds
-        timings["restart"] = time.perf_counter() - t
-
-        if not result.restart:
-            result.mode = "dense"
-            result.fallback_reason = (
-                "no entities found in the query" if not names else "no concept matched the query"
-            )
-            log.info("falling back to dense retrieval: %s", result.fallback_reason)
-            t = time.perf_counter()
-            result.passages = dense_passages(self.store, ns, question_vector(), k)
-            timings["dense"] = time.perf_counter() - t
-            return result
-        if not result.matches:
-            result.fallback_reason = (
-                "no entities found in the query"
-                if not names
-                else "no linked concept was specific to the question's passages"
-            ) + ": the walk starts from the flat ranking alone"
-
-        t = time.perf_counter()
-        want = k if mode == "pagerank" else max(k, 50)
-        ranked = self._walk(ns, scope, graph, result, seeds, want)
-        timings["pagerank"] = time.perf_counter() - t
-        if mode == "hybrid":
-            t = time.perf_counter()
-            dense = dense_passages(self.store, ns, question_vector(), max(k, 50))
-            ranked = rrf_fuse([ranked, dense], k)
-            timings["dense"] = time.perf_counter() - t
-        result.passages = final_rank.finish(self.store, rc, mode, flat, ranked, k, timings)
-        return result
-
-    def _walk(
+    def walk_passages(
         self,
-        ns: str,
-        scope: str,
-        graph: str,
+        q: Question,
         result: RetrievalResult,
         seeds: list[list[float]],
         want: int,
     ) -> list[RetrievedPassage]:
-        result.walk = scope
-        if scope == "local":
-            rows, info = walk.local_pagerank(
+        """The walk from `result.restart`: over the question's neighbourhood, or the namespace's
+        projection (projected again where it is gone)."""
+        ns, graph = q.namespace, q.graph
+        result.walk = q.scope
+        if q.scope == "local":
+            rows, info = pagerank.local_pagerank(
                 self.store,
                 self.rc,
                 ns,
@@ -373,7 +296,7 @@ class Retriever:
             result.timings["local_projection"] = info.project_s
             return [_passage(r) for r in rows]
         try:
-            rows = walk.pagerank(self.store, self.rc, ns, graph, result.restart, want)
+            rows = pagerank.pagerank(self.store, self.rc, ns, graph, result.restart, want)
         except ClientError as e:
             if not gds.missing_graph(e):
                 raise
@@ -381,7 +304,7 @@ class Retriever:
             log.info("projection %s is gone; projecting again", graph)
             self._projected.pop(ns, None)
             graph = self.ensure_projection(ns)
-            rows = walk.pagerank(self.store, self.rc, ns, graph, result.restart, want)
+            rows = pagerank.pagerank(self.store, self.rc, ns, graph, result.restart, want)
         return [_passage(r) for r in rows]
 
     def answer(
@@ -394,6 +317,6 @@ class Retriever:
         if self.llm is None:
             raise RetrievalError("answering needs an LLM (Ollama); none is configured")
         res = self.retrieve(query, top_k=top_k, namespace=namespace, run_id=run_id)
-        answer, comp = read(self.llm, query, res.passages, run_id=run_id)
+        answer, comp = read(self.llm(), query, res.passages, run_id=run_id)
         citations, uncited = cite(answer, res.passages)
         return AnswerResult(answer, res, comp.input_tokens, comp.output_tokens, citations, uncited)

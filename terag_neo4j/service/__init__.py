@@ -5,6 +5,6 @@ namespace; API keys scope callers to namespaces. `TeragRemote` (in `remote`) is 
 it needs only httpx and pydantic, so an application can query a running service without torch or
 the Neo4j driver.
 
-This package's `__init__` imports nothing, so `from terag_neo4j.service.remote import TeragRemote`
+This package's `__init__` imports nothing, so `from terag_neo4j.service.remote_client import TeragRemote`
 stays as light as the remote client itself.
 """

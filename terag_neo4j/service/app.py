@@ -12,9 +12,12 @@ from starlette.routing import Route
 
 from terag_neo4j.service import (
     errors,
-    routes_admin,
     routes_console,
     routes_documents,
+    routes_graph,
+    routes_health,
+    routes_jobs,
+    routes_namespaces,
     routes_query,
 )
 from terag_neo4j.service.jobs import JobRegistry
@@ -91,9 +94,12 @@ def create_app(
     app.state.metrics = Metrics(app.state) if service.metrics else None
     errors.install(app)
     for r in (
-        routes_admin.router,
+        routes_health.router,
+        routes_namespaces.router,
         routes_documents.router,
+        routes_jobs.router,
         routes_query.router,
+        routes_graph.router,
         routes_console.api,
         routes_console.router,
     ):

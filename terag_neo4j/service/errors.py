@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 STATUS_BY_ERROR: dict[str, int] = {
     "NamespaceNotFound": 404,
     "InputNotFound": 404,
+    "NotFound": 404,
     "InvalidNamespace": 422,
     "InputError": 422,
     "SettingsError": 422,

@@ -11,25 +11,21 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
+from terag_neo4j import namespace_views as views
 from terag_neo4j.core.results import Mode
 from terag_neo4j.errors import TeragError
-from terag_neo4j.service import graph, streaming
+from terag_neo4j.service import streaming
+from terag_neo4j.service.asking import ask_deadline_s, ask_streamed, check_question, retrieval_view
 from terag_neo4j.service.auth import authenticate, authorize
 from terag_neo4j.service.errors import ServiceError, public_message, status_for
 from terag_neo4j.service.reads import as_reader
-from terag_neo4j.service.routes_query import (
-    _ask_streamed,
-    ask_deadline_s,
-    check_question,
-    retrieval_view,
-    why,
-)
 from terag_neo4j.service.schemas import Answer, TextDocument
 from terag_neo4j.service.settings import Principal
 
@@ -157,9 +153,9 @@ def build_mcp(
         _question(question, runtime.service.max_question_chars)
         k = max(1, min(int(top_k), 100))
         w = await call(
-            as_reader(namespace, lambda c: why(c, namespace, passage_id, question, k), who)
+            as_reader(namespace, lambda c: c.why(passage_id, question, namespace, k), who)
         )
-        return w.model_dump()
+        return asdict(w)
 
     @server.tool()
     async def add_text(
@@ -167,15 +163,12 @@ def build_mcp(
     ) -> dict[str, Any]:
         """Add (or replace) a document in a namespace; indexing runs in the background:
         poll ingest_status with the returned job id."""
-        from terag_neo4j.core.documents import Document
-
         scoped(ctx, namespace, write=True)
         p = principal(ctx)
         try:
-            d = TextDocument(id=document_id, text=text, title=title)
+            doc = TextDocument(id=document_id, text=text, title=title).document()
         except ValueError as e:
             raise ToolError(str(e)) from None
-        doc = Document(id=d.id, text=d.text, title=d.title)
         job = await call(lambda c: jobs.submit(c, namespace, [doc], p))
         return job.model_dump()
 
@@ -193,8 +186,8 @@ def build_mcp(
         """A namespace's documents with their passage counts."""
         scoped(ctx, namespace)
         lim = max(1, min(int(limit), 1000))
-        docs, total = await call(lambda c: graph.documents(c, namespace, max(0, offset), lim))
-        return {"documents": [d.model_dump() for d in docs], "total": total}
+        page = await call(lambda c: c.documents(namespace, max(0, offset), lim))
+        return {"documents": [asdict(d) for d in page.documents], "total": page.total}
 
     @server.tool()
     async def delete_document(
@@ -202,14 +195,8 @@ def build_mcp(
     ) -> dict[str, Any]:
         """Remove a document and its passages from a namespace."""
         scoped(ctx, namespace, write=True)
-
-        def work(c: Any) -> int:
-            c.store.require_namespace(namespace)
-            if not c.store.documents_present(namespace, [document_id]):
-                raise ServiceError(404, f"no document {document_id!r} in {namespace!r}")
-            return int(c.store.delete_document(namespace, document_id))
-
-        return {"namespace": namespace, "document": document_id, "passages": await call(work)}
+        n = await call(lambda c: views.delete_document(c, namespace, document_id))
+        return {"namespace": namespace, "document": document_id, "passages": n}
 
     @server.tool()
     async def concept_neighbourhood(
@@ -220,9 +207,9 @@ def build_mcp(
         who = scoped(ctx, namespace)
         d, n = max(1, min(int(depth), 3)), max(1, min(int(max_nodes), 500))
         g = await call(
-            as_reader(namespace, lambda c: graph.neighbourhood(c, namespace, concept, d, n), who)
+            as_reader(namespace, lambda c: c.neighbourhood(concept, namespace, d, n), who)
         )
-        return g.model_dump()
+        return asdict(g)
 
     return server
 
@@ -239,7 +226,7 @@ async def _ask_streamed_mcp(
     hand = streaming.Handoff(loop)
     task = asyncio.ensure_future(
         runtime.call(
-            as_reader(namespace, lambda c: _ask_streamed(c, question, k, namespace, hand), who)
+            as_reader(namespace, lambda c: ask_streamed(c, question, k, namespace, hand), who)
         )
     )
     try:

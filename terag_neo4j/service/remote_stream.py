@@ -1,7 +1,7 @@
 """The events of a streamed ask as `TeragRemote.answer_stream` yields them, read from the NDJSON
 lines of `POST .../ask` with `"stream": true` (`streaming.py` writes them).
 
-Imports pydantic and the schemas only, like `remote.py`.
+Imports pydantic and the schemas only, like `remote_client.py`.
 """
 
 from __future__ import annotations

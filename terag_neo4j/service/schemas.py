@@ -7,15 +7,18 @@ without the service's dependencies.
 from __future__ import annotations
 
 import itertools
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from terag_neo4j.core.results import Mode  # a dataclass module: no service dependency
 
+if TYPE_CHECKING:
+    from terag_neo4j.core.documents import Document
+
 NAMESPACE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
 # A question's length is bounded by the service's TERAG_MAX_QUESTION_CHARS alone (checked in
-# routes_query.check_question for HTTP and MCP alike), not by these models.
+# asking.check_question for HTTP and MCP alike), not by these models.
 
 
 class Model(BaseModel):
@@ -95,6 +98,13 @@ class TextDocument(Model):
         if any(p < 0 for p in pages) or any(b <= a for a, b in itertools.pairwise(pages)):
             raise ValueError("pages must be increasing character offsets, each >= 0")
         return pages
+
+    def document(self) -> Document:
+        """The `Document` the indexer takes (imported here, so the remote client, which uses
+        these models, never loads the indexing package)."""
+        from terag_neo4j.core.documents import Document
+
+        return Document(**{**self.model_dump(), "pages": tuple(self.pages)})
 
 
 class TextsRequest(Model):

@@ -18,8 +18,8 @@ from typing import Any
 
 from neo4j.exceptions import ClientError
 
-from terag_neo4j.core.concepts import CONCEPT, TITLE
-from terag_neo4j.retrieval.presets import RetrievalConfig
+from terag_neo4j.core.concepts import TITLE
+from terag_neo4j.recipes import RetrievalConfig
 from terag_neo4j.store import GraphStore, GraphStoreError, one_line, write_refused
 from terag_neo4j.store.cypher import load_cypher
 from terag_neo4j.store.ids import WALK_FLAGS, projection_name_re
@@ -65,39 +65,29 @@ def check_version(store: GraphStore) -> str:
 
 
 @dataclass(frozen=True)
-class Walk:
+class ProjectionSpec:
     """What a projection holds: its name's code, the concept types left out, the rel types."""
 
     code: str
     skip_types: list[str]
     rel_types: list[str]
     hub_cap: int
-    adjacent: bool = False
 
 
-def walk(rc: RetrievalConfig) -> Walk:
-    skip = [t for t, keep in ((TITLE, rc.walk_titles), (CONCEPT, rc.walk_noun_chunks)) if not keep]
-    rels = ["HAS_PASSAGE"] + [
-        t
-        for t, on in (("CO_OCCURRENCE", rc.walk_cooccurrence), ("SYNONYM", rc.walk_synonyms))
-        if on
-    ]
-    on = {
-        "c": rc.walk_cooccurrence,
-        "s": rc.walk_synonyms,
-        "t": rc.walk_titles,
-        "n": rc.walk_noun_chunks,
-        "a": rc.walk_adjacent,
-    }
+def projection_spec(rc: RetrievalConfig) -> ProjectionSpec:
+    skip = [TITLE] if not rc.walk_titles else []
+    rels = ["HAS_PASSAGE"] + (["CO_OCCURRENCE"] if rc.walk_cooccurrence else [])
+    # Flags of knobs since removed (synonyms, adjacent passages) stay off; noun chunks always on
+    on = {"c": rc.walk_cooccurrence, "s": False, "t": rc.walk_titles, "n": True, "a": False}
     flags = "".join(f for f in WALK_FLAGS if on[f])
     code = rc.orientation[0] + flags + (f"h{rc.hub_cap}" if rc.hub_cap else "")
-    return Walk(code, skip, rels, rc.hub_cap, rc.walk_adjacent)
+    return ProjectionSpec(code, skip, rels, rc.hub_cap)
 
 
 def graph_name(rc: RetrievalConfig, namespace: str, version: int, epoch: str | None = None) -> str:
     """`terag_<ns>_<walk>_v<version>[_<epoch>]`: the epoch is new each time the namespace is
     created, so a name is never reused after a drop; the walk code names what it holds."""
-    name = f"terag_{namespace}_{walk(rc).code}_v{version}"
+    name = f"terag_{namespace}_{projection_spec(rc).code}_v{version}"
     return f"{name}_{epoch}" if epoch else name
 
 
@@ -115,7 +105,7 @@ def projections(store: GraphStore, namespace: str, code: str | None = None) -> s
 
 def project(store: GraphStore, rc: RetrievalConfig, namespace: str, graph: str) -> None:
     """Project the namespace's graph under the name `graph`, as `rc` walks it."""
-    w = walk(rc)
+    w = projection_spec(rc)
     t = time.perf_counter()
     try:
         rows = store.execute(
@@ -125,7 +115,6 @@ def project(store: GraphStore, rc: RetrievalConfig, namespace: str, graph: str) 
             skip_types=w.skip_types,
             rel_types=w.rel_types,
             hub_cap=w.hub_cap,
-            adjacent=w.adjacent,
         )
         rec: dict[str, Any] | None = rows[0] if rows else None
         log.info(
@@ -264,7 +253,7 @@ def ensure_projection(
     row = rows[0]
     version = int(row["version"] or 0)
     key = f"{version}_{row.get('epoch')}"
-    code = walk(rc).code
+    code = projection_spec(rc).code
     name = graph_name(rc, namespace, version, row.get("epoch"))
     if known is not None and known.get(namespace) == name:
         used(store, namespace, name)

@@ -31,7 +31,7 @@ def concept_uid(namespace: str, concept: Concept) -> str:
     return f"{namespace}|{concept.key}"
 
 
-# The walk's flags in a projection's name, in this order (`gds.walk`): co-occurrence, synonyms,
+# The walk's flags in a projection's name, in this order (`gds.projection_spec`): co-occurrence, synonyms,
 # titles, noun chunks, adjacent passages. Every pattern below is made from this one list, so a
 # new flag cannot make projections that eviction and a namespace's drop never find.
 WALK_FLAGS = "cstna"

@@ -18,11 +18,16 @@ log = logging.getLogger(__name__)
 
 
 class NamespaceEmbedders:
-    def __init__(self, ours: AnyEmbedder, configured: str) -> None:
+    def __init__(
+        self,
+        ours: AnyEmbedder,
+        configured: str,
+        load: Callable[[str], AnyEmbedder] | None = None,
+    ) -> None:
         self.ours = ours
         self.model = model_id(getattr(ours, "model_name", configured))
         # An embedder of another model, by its name (TeragClient.embedder_for); None: refuse
-        self.load: Callable[[str], AnyEmbedder] | None = None
+        self.load = load
         self._noted: set[tuple[str, str]] = set()
 
     def for_namespace(self, namespace: str, recorded: str | None) -> AnyEmbedder:

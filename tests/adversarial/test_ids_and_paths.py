@@ -20,7 +20,7 @@ from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
 from terag_neo4j.core.documents import Document
 from terag_neo4j.core.passage_ids import passage_id
-from terag_neo4j.service.remote import AsyncTeragRemote, RemoteError, TeragRemote
+from terag_neo4j.service.remote_client import AsyncTeragRemote, RemoteError, TeragRemote
 from tests.service.conftest import KEY_ALL, REPO, Service
 from tests.service.test_mcp import http_session, text_of
 

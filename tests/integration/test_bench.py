@@ -11,13 +11,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from terag_bench.bench import DEFAULT_METHODS, BenchConfig, run_bench
+from terag_bench.datasets import dataset_root, load_dataset
+from terag_bench.variants import INDEX_VARIANTS
 
 from terag_neo4j.cli import main
 from terag_neo4j.config import Settings
 from terag_neo4j.embeddings import Embedder
-from terag_neo4j.eval.bench import DEFAULT_METHODS, BenchConfig, run_bench
-from terag_neo4j.eval.datasets import dataset_root, load_dataset
-from terag_neo4j.eval.variants import INDEX_VARIANTS
 
 from .conftest import connection_env
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from terag_bench.bench import BenchConfig, run_bench
+from terag_bench.datasets import dataset_root, load_dataset
 
 from terag_neo4j.config import Settings
-from terag_neo4j.eval.bench import BenchConfig, run_bench
-from terag_neo4j.eval.datasets import dataset_root, load_dataset
 from terag_neo4j.retrieval.retriever import READER_MAX_TOKENS
 
 pytestmark = [pytest.mark.integration, pytest.mark.ollama]

@@ -8,14 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from terag_bench.datasets import dataset_root
+from terag_bench.recorded import RecordedExtractor
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
 from terag_neo4j.core.concepts import with_title_concepts
 from terag_neo4j.core.documents import Document
-from terag_neo4j.eval.datasets import dataset_root
 from terag_neo4j.indexing.budget import passage_scores, rank
-from terag_neo4j.indexing.extraction import RecordedExtractor, SpacyExtractor
+from terag_neo4j.indexing.extraction import SpacyExtractor
 from terag_neo4j.indexing.loading import to_passages
 from terag_neo4j.store import GraphStoreError
 
@@ -46,12 +47,16 @@ def docs() -> list[Document]:
     ]
 
 
+def llm_settings(settings: Settings) -> Settings:
+    """Budget mode refuses the spaCy setting; the recorded replay handed in stands for the LLM."""
+    return settings.with_overrides(extractor="ollama")
+
+
 def _client(settings: Settings, ns: str, **kw: Any) -> TeragClient:
     return TeragClient(
-        settings,
+        llm_settings(settings),
         namespace=ns,
-        extractor="recorded",
-        recorded_extractions=recorded_file(),
+        extractor=RecordedExtractor(recorded_file()),
         llm_budget=BETA,
         cooccurrence="eager",  # the merge must keep pair counts right
         **kw,
@@ -180,10 +185,9 @@ def test_a_top_up_on_a_grounded_namespace_keeps_one_link_per_pair(
     already linked to concepts they name: one HAS_PASSAGE per (concept, passage) afterwards, the
     merged ones extracted, and the stored counts agree with the graph."""
     with TeragClient(
-        base_settings,
+        llm_settings(base_settings),
         namespace=namespace,
-        extractor="recorded",
-        recorded_extractions=recorded_file(),
+        extractor=RecordedExtractor(recorded_file()),
         llm_budget=0.05,
         cooccurrence="eager",
     ) as first:

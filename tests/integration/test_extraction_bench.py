@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from terag_bench import extraction_bench as eb
+from terag_bench.datasets import dataset_root
 
 from terag_neo4j.config import Settings
 from terag_neo4j.core.documents import Passage
-from terag_neo4j.eval import extraction_bench as eb
-from terag_neo4j.eval.datasets import dataset_root
 
 pytestmark = [pytest.mark.integration]
 

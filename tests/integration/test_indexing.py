@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from terag_bench.recorded import RecordedExtractor
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
@@ -280,8 +281,7 @@ def test_recorded_extractions_build_a_graph(base_settings: Settings, namespace: 
     with TeragClient(
         base_settings,
         namespace=namespace,
-        extractor="recorded",
-        recorded_extractions=folder / "recorded_extractions.jsonl",
+        extractor=RecordedExtractor(folder / "recorded_extractions.jsonl"),
     ) as c:
         report = c.index(docs, progress=False)
         assert report.passages_new == 40 and report.passages_without_concepts == 0
@@ -328,10 +328,3 @@ def test_synonym_edges_are_built_kept_and_removed_with_their_concepts(
         assert synonyms()["edges"] > before["edges"]
         client.delete("vw2")
         assert synonyms() == before
-        # The walk can follow them: a projection of its own, named for it.
-        client.retriever.settings = client.settings.with_overrides(
-            retrieval={"walk_synonyms": True}
-        )
-        res = client.retrieve("Who designed the Volkswagen Beetle?", top_k=3)
-        assert res.mode == "pagerank" and client.retriever.walk().code.startswith("ustn")
-        assert "SYNONYM" in client.retriever.walk().rel_types

@@ -16,7 +16,7 @@ import pytest
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
 from terag_neo4j.core.documents import Document
-from terag_neo4j.retrieval.presets import RetrievalConfig
+from terag_neo4j.recipes import RetrievalConfig
 from terag_neo4j.store import GraphStore, gds
 
 from .conftest import SAMPLE
@@ -31,9 +31,7 @@ WALKS = {
         orientation=orientation,
         hub_cap=0,
         walk_cooccurrence=True,
-        walk_synonyms=True,
         walk_titles=True,
-        walk_noun_chunks=True,
     )
     for orientation in ("undirected", "directed")
 }
@@ -75,7 +73,7 @@ def expected_counts(store: GraphStore, namespace: str, directed: bool) -> tuple[
             "CALL () { MATCH (c:Concept {namespace: $ns}) RETURN count(c) AS concepts } "
             "CALL () { MATCH (:Concept {namespace: $ns})-[r:HAS_PASSAGE]->() "
             "          RETURN count(r) AS has_passage } "
-            "CALL () { MATCH (:Concept {namespace: $ns})-[r:CO_OCCURRENCE|SYNONYM]->() "
+            "CALL () { MATCH (:Concept {namespace: $ns})-[r:CO_OCCURRENCE]->() "
             "          RETURN count(r) AS between } "
             "RETURN passages, concepts, has_passage, between",
             ns=namespace,

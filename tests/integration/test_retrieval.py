@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from terag_bench.reference import export_graph, personalized_pagerank, top_passages
 
 from terag_neo4j.client import TeragClient
-from terag_neo4j.eval.reference import export_graph, personalized_pagerank, top_passages
 from terag_neo4j.retrieval.flat import lucene_query
 from terag_neo4j.retrieval.retriever import RetrievalError
 from terag_neo4j.store import NamespaceNotFound, gds, passage_uid
@@ -93,7 +93,9 @@ def test_gds_ranking_equals_in_process_reference(indexed: TeragClient, preset: s
     if preset == "default":
         assert len(res.restart) > len(res.matches)  # passages are seeded too
     ns = st.namespace
-    graph = export_graph(indexed.store, ns, indexed.retriever.walk(), st.retrieval.orientation)
+    graph = export_graph(
+        indexed.store, ns, indexed.retriever.projection_spec(), st.retrieval.orientation
+    )
     scores = personalized_pagerank(graph, res.restart, st.retrieval.damping, tolerance=1e-10)
     ref = top_passages(graph, scores, 5)
     assert [passage_uid(ns, p.id) for p in res.passages] == [u for u, _ in ref]

@@ -8,10 +8,10 @@ import uuid
 from pathlib import Path
 
 import pytest
+from terag_bench.scale import run_scale
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
-from terag_neo4j.eval.scale import run_scale
 
 from .conftest import SAMPLE
 

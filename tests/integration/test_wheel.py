@@ -136,6 +136,8 @@ def test_the_wheel_is_the_library_without_the_ollama_build(wheel: Path) -> None:
     headers = [n for n in names if n.endswith((".h", ".hpp", ".c", ".cc", ".cpp"))]
     assert headers == []
     assert not [n for n in names if "llama_vendor" in n or "terag_ollama_build" in n]
+    # nor the bench (tools/terag-bench): no benchmark, no replayed recorded extractions
+    assert not [n for n in names if "/eval/" in n or "bench" in n or "recorded" in n]
     assert "terag_neo4j/store/__init__.py" in names and "terag_neo4j/cypher/schema.cypher" in names
     # typed (PEP 561), with the errors' base and both integrations
     for name in ("py.typed", "errors.py", "integrations/langchain.py", "integrations/graphrag.py"):
@@ -193,3 +195,21 @@ def test_the_build_support_wheel_carries_the_checked_llama_cpp_headers(
     )
     where, ok = run([str(venv / "bin" / "python"), "-c", check], base, env).split()
     assert Path(where).is_relative_to(venv) and ok == "True"
+
+
+def test_the_bench_wheel_carries_the_benchmarks_and_their_commands(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    base = tmp_path_factory.mktemp("bench")
+    src = base / "src"
+    shutil.copytree(
+        ROOT / "tools" / "terag-bench", src, ignore=shutil.ignore_patterns(*BUILD_LEFTOVERS)
+    )
+    wheel = zipfile.ZipFile(build_wheel(src, base / "dist"))
+    names = wheel.namelist()
+    for name in ("subcommands.py", "bench.py", "recorded.py", "latency.py", "py.typed"):
+        assert f"terag_bench/{name}" in names
+    (points,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
+    text = wheel.read(points).decode()
+    assert "[terag_neo4j.commands]\nbench = terag_bench.subcommands" in text
+    assert "terag-bench = terag_bench.subcommands:main" in text

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from terag_neo4j.retrieval.reader import AnswerStream, parse_answer
+from terag_neo4j.retrieval.answer import AnswerStream, parse_answer
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from terag_neo4j.config import Settings
-from terag_neo4j.retrieval.reader import parse_answer
+from terag_neo4j.retrieval.answer import parse_answer
 from tests.service.conftest import KEY_A_READ, Service, running_service, service_env
 
 pytestmark = [pytest.mark.integration, pytest.mark.ollama]

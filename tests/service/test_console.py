@@ -13,7 +13,7 @@ import pytest
 
 from terag_neo4j.config import Settings
 from terag_neo4j.indexing.readers import SUPPORTED_SUFFIXES
-from terag_neo4j.service.routes_console import CSP, shipped
+from terag_neo4j.service.console_files import CSP, shipped
 from tests.service.conftest import (
     KEY_A,
     KEY_A_READ,

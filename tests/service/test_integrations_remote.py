@@ -13,7 +13,7 @@ import pytest
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.integrations.langchain import TeragRetriever
-from terag_neo4j.service.remote import TeragRemote
+from terag_neo4j.service.remote_client import TeragRemote
 from tests.service.conftest import KEY_A, REPO, Service
 
 pytestmark = pytest.mark.integration
@@ -72,7 +72,7 @@ import json, sys
 for name in ("torch", "neo4j", "sentence_transformers", "transformers", "fastapi"):
     sys.modules[name] = None
 from terag_neo4j.integrations.langchain import TeragRetriever
-from terag_neo4j.service.remote import TeragRemote
+from terag_neo4j.service.remote_client import TeragRemote
 
 url, key, ns, q = sys.argv[1:5]
 with TeragRemote(url, api_key=key) as remote:

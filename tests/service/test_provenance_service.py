@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from terag_neo4j.service.remote import TeragRemote
+from terag_neo4j.service.remote_client import TeragRemote
 from tests.integration.conftest import SAMPLE
 from tests.service.conftest import KEY_A, KEY_A_READ, Service
 from tests.service.test_mcp import http_session, text_of

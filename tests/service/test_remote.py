@@ -24,7 +24,7 @@ for name in ("torch", "neo4j", "transformers", "sentence_transformers", "openvin
 
 SCRIPT = """
 import asyncio, json, sys
-from terag_neo4j.service.remote import AsyncTeragRemote, RemoteError, TeragRemote
+from terag_neo4j.service.remote_client import AsyncTeragRemote, RemoteError, TeragRemote
 
 url, key, ns, other = sys.argv[1:5]
 out = {}

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from terag_neo4j.config import Settings
-from terag_neo4j.service.remote import TeragRemote
+from terag_neo4j.service.remote_client import TeragRemote
 from tests.fixtures.tiny_models import TinyModels
 
 from .conftest import KEY_A, Service, running_service, service_env

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 import pytest
 
 from terag_neo4j.config import Settings
-from terag_neo4j.retrieval.reader import parse_answer
-from terag_neo4j.service.remote import (
+from terag_neo4j.retrieval.answer import parse_answer
+from terag_neo4j.service.remote_client import (
     AsyncTeragRemote,
     RemoteError,
     StreamedAnswer,

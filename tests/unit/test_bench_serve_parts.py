@@ -7,10 +7,9 @@ import argparse
 from pathlib import Path
 
 import pytest
-
-from terag_neo4j.eval.serve_clients import BenchServeError, Call, check_loopback, summarize
-from terag_neo4j.eval.serve_load import _questions, plot, table
-from terag_neo4j.eval.serve_phases import compare, record
+from terag_bench.serve_clients import BenchServeError, Call, check_loopback, summarize
+from terag_bench.serve_load import _questions, plot, table
+from terag_bench.serve_phases import compare, record
 
 
 @pytest.mark.parametrize("url", ["http://10.0.0.5:8000", "http://example.org", "https://0.0.0.0"])
@@ -63,7 +62,7 @@ def test_table_and_plot(tmp_path: Path) -> None:
 
 
 def test_registered_with_its_options() -> None:
-    from terag_neo4j.eval.serve_load import register_cli
+    from terag_bench.serve_load import register_cli
 
     parser = argparse.ArgumentParser()
     register_cli(parser.add_subparsers())

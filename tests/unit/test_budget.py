@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import pytest
-
-from terag_neo4j.config import Settings, SettingsError
-from terag_neo4j.core.concepts import Concept
-from terag_neo4j.indexing.budget import choose, core_target, merge_concepts, rank
-from terag_neo4j.indexing.extraction.reference_tokens import (
+from terag_bench.reference_tokens import (
     HIPPORAG_NER_PREFIX_TOKENS,
     count_tokens,
     ner_answer_tokens,
     ner_prompt_tokens,
 )
+
+from terag_neo4j.config import Settings, SettingsError
+from terag_neo4j.core.concepts import Concept
+from terag_neo4j.indexing.budget import choose, core_target, merge_concepts, rank
 from terag_neo4j.indexing.pipeline import IngestReport
 
 
@@ -101,8 +101,8 @@ def test_budget_needs_an_llm_extractor() -> None:
     with pytest.raises(SettingsError, match="TERAG_LLM_BUDGET"):
         Settings(extractor="spacy", llm_budget=0.1)
     with pytest.raises(SettingsError, match="llm_budget"):
-        Settings(extractor="recorded", llm_budget=1.5)
-    assert Settings(extractor="recorded", llm_budget=0.1).llm_budget == 0.1
+        Settings(extractor="ollama", llm_budget=1.5)
+    assert Settings(extractor="ollama", llm_budget=0.1).llm_budget == 0.1
 
 
 def test_reference_prompt_tokens_use_cl100k() -> None:

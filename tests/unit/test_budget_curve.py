@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from terag_neo4j.eval.budget_curve import curve_table, write_curve
+from terag_bench.budget_curve import curve_table, write_curve
 
 
 def _point(beta: float | None, total: int, r2: float, r5: float) -> dict[str, Any]:

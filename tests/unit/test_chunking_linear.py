@@ -240,7 +240,7 @@ def test_ingest_cancelled_is_a_public_terag_error_with_a_one_line_message() -> N
 def test_the_chunking_bench_measures_each_size_and_lifts_the_limit_only_while_it_measures(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from terag_neo4j.eval import chunking_bench
+    from terag_bench import chunking_bench
 
     monkeypatch.setattr(inputs, "MAX_DOCUMENT_CHARS", 30_000)  # 2,000 lines are over it
     result = chunking_bench.run([200, 2000], 256, 32)

@@ -12,7 +12,7 @@ from terag_neo4j.core.documents import Document, Passage
 from terag_neo4j.core.results import AnswerResult, Provenance, RetrievalResult, RetrievedPassage
 from terag_neo4j.indexing.report import IngestReport
 from terag_neo4j.llm import Completion
-from terag_neo4j.retrieval.reader import cite, parse_answer, read_stream, strip_markers
+from terag_neo4j.retrieval.answer import cite, parse_answer, read_stream, strip_markers
 
 GUIDE = Provenance("/docs/guideline.pdf", ("Dosing", "Adults"), 14, 15, 1200, 1900)
 PASSAGES = [

@@ -13,7 +13,7 @@ import pytest
 from terag_neo4j import cli
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("neo4j", "torch", "ollama", "fastapi", "mcp", "terag_neo4j.eval.bench")
+HEAVY = ("neo4j", "torch", "ollama", "fastapi", "mcp", "terag_bench.bench")
 
 
 def test_named_optional_commands_match_what_their_modules_register() -> None:

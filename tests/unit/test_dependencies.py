@@ -13,13 +13,28 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parents[2]
-FIRST_PARTY = {"terag_neo4j", "terag_ollama_build", "tests", "bench", "env_table", "docs_hooks"}
+FIRST_PARTY = {
+    "terag_neo4j",
+    "terag_ollama_build",
+    "terag_bench",
+    "tests",
+    "bench",
+    "env_table",
+    "docs_hooks",
+}
+BENCH = ROOT / "tools" / "terag-bench"
 
 
 def project() -> dict[str, list[Requirement]]:
-    """Requirements per group: "" for [project.dependencies], else the extra's name."""
+    """Requirements per group: "" for [project.dependencies], else the extra's name; the
+    bench's (tools/terag-bench, a distribution of its own) as "bench"."""
     doc = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    groups = {"": doc["dependencies"], **doc["optional-dependencies"]}
+    bench = tomllib.loads((BENCH / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    groups = {
+        "": doc["dependencies"],
+        **doc["optional-dependencies"],
+        "bench": [r for r in bench["dependencies"] if r != doc["name"]],
+    }
     return {g: [Requirement(r) for r in reqs] for g, reqs in groups.items()}
 
 
@@ -91,7 +106,7 @@ def test_constraints_pin_every_requirement_inside_its_range() -> None:
 
 
 def test_package_imports_are_declared_runtime_or_extra_dependencies() -> None:
-    allowed = declared("", "server", "spacy", "eval", "graphrag", "service", "documents")
+    allowed = declared("", "server", "spacy", "graphrag", "service", "documents")
     missing = {
         m: distributions_of(m)
         for m in imported_modules(ROOT / "terag_neo4j")
@@ -100,8 +115,20 @@ def test_package_imports_are_declared_runtime_or_extra_dependencies() -> None:
     assert missing == {}, "declare these imports in pyproject.toml"
 
 
+def test_bench_imports_are_declared_in_its_own_pyproject() -> None:
+    # The bench runs on what terag-neo4j brings (its extras included: `make` installs them)
+    allowed = declared("", "server", "spacy", "graphrag", "service", "documents", "bench")
+    missing = {
+        m: distributions_of(m)
+        for m in imported_modules(BENCH / "terag_bench")
+        if not distributions_of(m) & allowed
+    }
+    assert missing == {}, "declare these imports in tools/terag-bench/pyproject.toml"
+    assert "bm25s" in imported_modules(BENCH / "terag_bench")  # the scan reads the bench
+
+
 def test_test_and_bench_imports_are_declared() -> None:
-    allowed = declared("", "server", "spacy", "eval", "graphrag", "service", "documents", "dev")
+    allowed = declared("", "server", "spacy", "bench", "graphrag", "service", "documents", "dev")
     folders = (ROOT / "tests", ROOT / "bench", ROOT / "scripts")
     modules = set().union(*(imported_modules(f) for f in folders))
     missing = {m: distributions_of(m) for m in modules if not distributions_of(m) & allowed}

@@ -15,15 +15,22 @@ import pkgutil
 from pathlib import Path
 
 import pytest
+import terag_bench
 
 import terag_neo4j
 from terag_neo4j.errors import TeragError
 
 PACKAGE = Path(terag_neo4j.__file__).parent
+# The bench (tools/terag-bench) is held to the same rule: its errors reach terag's CLI too.
+BENCH = Path(terag_bench.__file__).parent
 
 
 def package_modules() -> list[str]:
-    return sorted(m.name for m in pkgutil.walk_packages([str(PACKAGE)], prefix="terag_neo4j."))
+    return sorted(
+        m.name
+        for folder, prefix in ((PACKAGE, "terag_neo4j."), (BENCH, "terag_bench."))
+        for m in pkgutil.walk_packages([str(folder)], prefix=prefix)
+    )
 
 
 def test_every_module_is_walked() -> None:
@@ -32,9 +39,9 @@ def test_every_module_is_walked() -> None:
     for expected in (
         "terag_neo4j.store.connection",
         "terag_neo4j.local.models",
-        "terag_neo4j.eval.datasets",
+        "terag_bench.datasets",
         "terag_neo4j.integrations.langchain",
-        "terag_neo4j.indexing.extraction.recorded",
+        "terag_bench.recorded",
     ):
         assert expected in names
 
@@ -44,7 +51,9 @@ def test_every_error_class_is_a_terag_error() -> None:
     for name in package_modules():
         module = importlib.import_module(name)
         for _, obj in inspect.getmembers(module, inspect.isclass):
-            if issubclass(obj, BaseException) and obj.__module__.startswith("terag_neo4j"):
+            if issubclass(obj, BaseException) and obj.__module__.startswith(
+                ("terag_neo4j", "terag_bench")
+            ):
                 defined.append(obj)
     assert len(defined) >= 15, defined
     # A BaseException that is no Exception is a control-flow signal raised through a library
@@ -63,7 +72,7 @@ def test_every_error_class_is_a_terag_error() -> None:
         ("terag_neo4j.indexing.loading.InputError", ValueError),
         ("terag_neo4j.indexing.loading.InputNotFound", ValueError),
         ("terag_neo4j.config.SettingsError", ValueError),
-        ("terag_neo4j.retrieval.presets.KnobError", ValueError),
+        ("terag_neo4j.recipes.KnobError", ValueError),
         ("terag_neo4j.retrieval.retriever.RetrievalError", ValueError),
         ("terag_neo4j.store.InvalidNamespace", ValueError),
         ("terag_neo4j.store.GraphStoreError", RuntimeError),
@@ -85,8 +94,9 @@ def test_errors_keep_their_builtin_base(path: str, builtin: type[Exception]) -> 
 
 
 def test_server_and_bench_errors_are_terag_errors() -> None:
+    from terag_bench.datasets import DatasetError
+
     from terag_neo4j.cli import UsageError
-    from terag_neo4j.eval.datasets import DatasetError
     from terag_neo4j.local.models import ModelIntegrityError
     from terag_neo4j.local.neo4j_home import ServerError
     from terag_neo4j.local.ollama_home import OllamaSetupError
@@ -159,8 +169,9 @@ def test_the_scan_finds_a_bare_raise() -> None:
 
 def test_the_package_raises_no_bare_builtin_errors() -> None:
     offenders = {
-        str(path.relative_to(PACKAGE)): hits
-        for path in sorted(PACKAGE.rglob("*.py"))
+        str(path.relative_to(folder)): hits
+        for folder in (PACKAGE, BENCH)
+        for path in sorted(folder.rglob("*.py"))
         if (hits := bare_raises(path.read_text(encoding="utf-8")))
     }
     assert offenders == {}, "raise a TeragError subclass (terag_neo4j.errors) instead"

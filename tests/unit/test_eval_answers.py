@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import httpx
+from terag_bench.answers import AnswerCache, CachedReader, answer_methods
+from terag_bench.datasets import Question
 
 from terag_neo4j.config import Settings
 from terag_neo4j.core.documents import Document
-from terag_neo4j.eval.answers import AnswerCache, CachedReader, answer_methods
-from terag_neo4j.eval.datasets import Question
 from terag_neo4j.llm import OllamaLLM
 from terag_neo4j.retrieval.retriever import READER_MAX_TOKENS
 

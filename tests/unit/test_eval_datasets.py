@@ -4,8 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from terag_neo4j.eval.datasets import DatasetError, load_dataset, namespace_for, resolve_dataset
+from terag_bench.datasets import DatasetError, load_dataset, namespace_for, resolve_dataset
 
 
 def _write(folder: Path, corpus: list[dict[str, str]], questions: list[dict[str, object]]) -> Path:

@@ -1,8 +1,7 @@
 """Recall@k (HippoRAG) and SQuAD EM/F1 on hand-checked examples."""
 
 import pytest
-
-from terag_neo4j.eval.metrics import (
+from terag_bench.metrics import (
     best_over_aliases,
     exact_match,
     f1,
@@ -92,9 +91,10 @@ def test_the_ceiling_is_each_questions_best_single_passage() -> None:
     are split over two passages cannot be a hit for any ranking, and the ceiling says so."""
     from pathlib import Path
 
+    from terag_bench.datasets import Dataset, Question
+    from terag_bench.runs import Scorer
+
     from terag_neo4j.core.documents import Passage
-    from terag_neo4j.eval.datasets import Dataset, Question
-    from terag_neo4j.eval.runs import Scorer
 
     def passage(pid: str, text: str) -> Passage:
         return Passage(pid, "doc", 0, "", text)

@@ -8,13 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from terag_neo4j.config import Settings
-from terag_neo4j.core.documents import Document
-from terag_neo4j.eval.baselines import BM25Baseline
-from terag_neo4j.eval.bench import BenchConfig, run_bench
-from terag_neo4j.eval.datasets import load_dataset
-from terag_neo4j.eval.report import (
+from terag_bench.baselines import BM25Baseline
+from terag_bench.bench import BenchConfig, run_bench
+from terag_bench.datasets import load_dataset
+from terag_bench.report import (
     RECALL_PNG,
     SUMMARY_MD,
     TOKENS_PNG,
@@ -24,6 +21,9 @@ from terag_neo4j.eval.report import (
     write_json,
     write_summary,
 )
+
+from terag_neo4j.config import Settings
+from terag_neo4j.core.documents import Document
 
 CORPUS = [
     {"id": "berlin", "title": "Berlin", "text": "Berlin is the capital of Germany."},

@@ -3,8 +3,8 @@
 import copy
 from typing import Any
 
-from terag_neo4j.eval.report import markdown_report
-from terag_neo4j.eval.versus import versus, versus_table
+from terag_bench.report import markdown_report
+from terag_bench.versus import versus, versus_table
 
 
 def row(variant: str | None, scores: list[tuple[float, float]]) -> dict[str, Any]:

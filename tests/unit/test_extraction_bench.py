@@ -7,10 +7,10 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from terag_bench import extraction_bench as eb
 
 from terag_neo4j.core.concepts import Concept
 from terag_neo4j.core.documents import Passage
-from terag_neo4j.eval import extraction_bench as eb
 
 P1 = Passage("p1", "p1", 0, "Radio City", "Radio City is India's first private FM radio station.")
 P2 = Passage("p2", "p2", 0, "Marie Curie", "Marie Curie won the Nobel Prize in 1903.")

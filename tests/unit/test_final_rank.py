@@ -2,8 +2,8 @@
 the walk's passages go, and the flat fusion a question without links is answered with."""
 
 from terag_neo4j.core.results import RetrievedPassage
+from terag_neo4j.recipes import PAPER, RetrievalConfig, resolve
 from terag_neo4j.retrieval.final_rank import anchor_node, pin, rrf_nodes
-from terag_neo4j.retrieval.presets import PRESETS, RetrievalConfig, resolve
 
 
 def p(pid: str, score: float) -> RetrievedPassage:
@@ -54,4 +54,4 @@ def test_the_default_anchors_and_the_papers_preset_keeps_the_walks_order() -> No
     assert RetrievalConfig().final_rank == "anchored"
     assert resolve("default").final_rank == "anchored"
     assert resolve("paper").final_rank == "walk"
-    assert PRESETS["paper"]["final_rank"] == "walk"
+    assert PAPER.final_rank == "walk"

@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 
 from terag_neo4j.config import Settings
-from terag_neo4j.retrieval.presets import resolve
+from terag_neo4j.recipes import resolve
 from tests.fixtures.neo4j import Neo4jConn
 from tests.integration import conftest as integration
 
 DOTENV = """\
 TERAG_TOP_K=1
 TERAG_PRESET=paper
-TERAG_EXTRACTOR=recorded
+TERAG_EXTRACTOR=spacy
 TERAG_CHUNK_TOKENS=64
 NEO4J_URI=bolt://from-dotenv:7687
 TERAG_NEO4J_BOLT_PORT=1234

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from terag_neo4j.eval.isolation import compare
+from terag_bench.isolation import compare
 
 
 def test_identical_rankings_count_no_change() -> None:

@@ -7,6 +7,8 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "terag_neo4j"
+# The bench, a distribution of its own, keeps to the same size rule.
+BENCH = PACKAGE.parent / "tools" / "terag-bench" / "terag_bench"
 MAX_LINES = 400
 MAX_ROOT_MODULES = 12
 
@@ -37,7 +39,8 @@ def _imports(name: str, path: Path, known: set[str]) -> set[str]:
 def test_no_module_is_over_400_lines() -> None:
     long = {
         str(p.relative_to(PACKAGE.parent)): n
-        for p in PACKAGE.rglob("*.py")
+        for folder in (PACKAGE, BENCH)
+        for p in folder.rglob("*.py")
         if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
     }
     assert long == {}, f"split these: {long}"

@@ -1,16 +1,16 @@
 """Every projection name a walk can make is found by its namespace's pattern (a drop) and by
-the any-namespace pattern (eviction): a projection with the adjacent-passages flag matched
-neither, so it stayed in GDS memory for good."""
+the any-namespace pattern (eviction): a projection whose flag the patterns lacked would match
+neither, and stay in GDS memory for good."""
 
 from __future__ import annotations
 
 import itertools
 
-from terag_neo4j.retrieval.presets import RetrievalConfig
+from terag_neo4j.recipes import RetrievalConfig
 from terag_neo4j.store import gds
 from terag_neo4j.store.ids import projection_name_re
 
-FLAGS = ("walk_cooccurrence", "walk_synonyms", "walk_titles", "walk_noun_chunks", "walk_adjacent")
+FLAGS = ("walk_cooccurrence", "walk_titles")
 
 
 def test_every_walk_is_found_by_the_namespace_and_the_eviction_patterns() -> None:
@@ -25,7 +25,7 @@ def test_every_walk_is_found_by_the_namespace_and_the_eviction_patterns() -> Non
             seen.add(name)
             m = projection_name_re("wiki").fullmatch(name)
             assert m is not None and m["version"] == "7", name
-            assert projection_name_re("wiki", gds.walk(rc).code).fullmatch(name), name
+            assert projection_name_re("wiki", gds.projection_spec(rc).code).fullmatch(name), name
             assert gds._PROJECTION.fullmatch(name), name
             assert not projection_name_re("wik").fullmatch(name)
             assert not projection_name_re("wiki_en").fullmatch(name)
@@ -33,6 +33,14 @@ def test_every_walk_is_found_by_the_namespace_and_the_eviction_patterns() -> Non
 
 
 def test_another_namespaces_projection_is_not_this_ones() -> None:
-    rc = RetrievalConfig(walk_adjacent=True)
+    rc = RetrievalConfig(walk_cooccurrence=True)
     assert not projection_name_re("wiki").fullmatch(gds.graph_name(rc, "wiki_en", 3))
     assert not projection_name_re("wiki").fullmatch(gds.local_name())
+
+
+def test_names_of_removed_walk_flags_are_still_found() -> None:
+    # Projections made before the synonym and adjacent-passage knobs went may still be in GDS.
+    for code in ("ustn", "ucstnah20", "dcna"):
+        name = f"terag_wiki_{code}_v7"
+        assert projection_name_re("wiki").fullmatch(name), name
+        assert gds._PROJECTION.fullmatch(name), name

@@ -11,7 +11,7 @@ import pytest
 
 from terag_neo4j.cli import to_jsonable
 from terag_neo4j.core.results import AnswerResult, RetrievalResult, RetrievedPassage
-from terag_neo4j.retrieval.reader import READER_FORMAT, parse_answer, reader_format
+from terag_neo4j.retrieval.answer import READER_FORMAT, parse_answer, reader_format
 
 
 @pytest.mark.parametrize(
@@ -86,14 +86,14 @@ def test_cli_json_carries_score_kind_and_fallback_reason_also_nested() -> None:
     json.dumps(nested)
 
 
-def test_cli_mode_hybrid_sets_the_retrieval_knob(monkeypatch: pytest.MonkeyPatch) -> None:
-    # `terag retrieve --mode hybrid` once died with "unknown setting hybrid".
+def test_cli_mode_hybrid_is_a_valid_setting_and_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    # `terag retrieve --mode hybrid` once died with "unknown setting hybrid"; the mode goes to
+    # retrieve(mode=...), the settings stay the preset's.
     from terag_neo4j.cli import build_parser
     from terag_neo4j.cli.commands import _settings
 
     monkeypatch.delenv("TERAG_RETRIEVAL", raising=False)
     args = build_parser().parse_args(["retrieve", "q", "--mode", "hybrid", "-n", "ns"])
     settings = _settings(args)
-    assert settings.retrieval.hybrid is True and settings.namespace == "ns"
-    plain = _settings(build_parser().parse_args(["retrieve", "q"]))
-    assert plain.retrieval.hybrid is False
+    assert args.mode == "hybrid" and settings.namespace == "ns"
+    assert settings.retrieval == _settings(build_parser().parse_args(["retrieve", "q"])).retrieval

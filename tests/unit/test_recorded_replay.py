@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from terag_bench.recorded import RecordedExtractor
+
 from terag_neo4j.core.documents import Passage
-from terag_neo4j.indexing.extraction.recorded import RecordedExtractor
 
 
 def test_replayed_names_become_deduplicated_concepts(tmp_path: Path) -> None:

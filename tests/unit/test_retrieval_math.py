@@ -1,20 +1,17 @@
 """The restart vector (verified weights, TERAG eqs. 3-5, passage seeds), the flat rankings'
 scaling and rank fusion, on hand-made matches (no services)."""
 
-from typing import Any
-
 import pytest
 
 from terag_neo4j.core.results import RetrievedPassage
+from terag_neo4j.recipes import RetrievalConfig
 from terag_neo4j.retrieval.flat import (
     FlatRanking,
     _scaled,
-    _z_scaled,
     fuse_scaled,
     lucene_query,
     rrf_fuse,
 )
-from terag_neo4j.retrieval.presets import RetrievalConfig
 from terag_neo4j.retrieval.restart import (
     MatchedConcept,
     paper_weights,
@@ -29,10 +26,8 @@ def m(uid: str, kind: str, s: float, f: int, node: int = -1) -> MatchedConcept:
     return MatchedConcept("e", uid, uid, uid, "other", kind, s, f, node=node)  # type: ignore[arg-type]
 
 
-def restart_weights(
-    matches: list[MatchedConcept], weighting: Any = "s_over_f", split: Any = "group"
-) -> list[MatchedConcept]:
-    return paper_weights(matches, weighting, split)
+def restart_weights(matches: list[MatchedConcept]) -> list[MatchedConcept]:
+    return paper_weights(matches)
 
 
 def test_a_verified_weight_is_specificity_times_support() -> None:
@@ -91,16 +86,6 @@ def test_weights_are_s_over_f_normalised_per_group() -> None:
     assert got["c"] == pytest.approx(2 / 3) and got["d"] == pytest.approx(1 / 3)
 
 
-def test_inverse_frequency_only_ablation_ignores_similarity() -> None:
-    got = {
-        x.uid: x.weight
-        for x in restart_weights(
-            [m("c", "semantic", 0.9, 1), m("d", "semantic", 0.1, 1)], weighting="inv_f"
-        )
-    }
-    assert got["c"] == pytest.approx(0.5) == got["d"]
-
-
 def test_exact_match_wins_over_semantic_for_the_same_concept() -> None:
     got = restart_weights([m("a", "semantic", 0.9, 1), m("a", "exact", 1.0, 1)])
     assert [(x.uid, x.match, x.weight) for x in got] == [("a", "exact", 1.0)]
@@ -125,19 +110,6 @@ def test_rrf_rewards_agreement() -> None:
     assert [q.id for q in fused] == ["y", "x"]
 
 
-def test_pooled_split_weighs_a_weak_semantic_match_by_its_similarity() -> None:
-    matches = [m("a", "exact", 1.0, 1), m("c", "semantic", 0.5, 1)]
-    grouped = {x.uid: x.weight for x in restart_weights(matches, split="group")}
-    pooled = {x.uid: x.weight for x in restart_weights(matches, split="pooled")}
-    assert grouped["a"] == pytest.approx(grouped["c"])  # each group carries the same mass
-    assert pooled["a"] == pytest.approx(2 / 3) and pooled["c"] == pytest.approx(1 / 3)
-
-
-def test_uniform_weighting_ignores_specificity() -> None:
-    got = restart_weights([m("a", "exact", 1.0, 1), m("b", "exact", 1.0, 9)], weighting="uniform")
-    assert [x.weight for x in got] == pytest.approx([0.5, 0.5])
-
-
 def test_flat_relevance_weighs_the_vector_ranking_by_dense_share() -> None:
     text, dense = {1: 1.0, 2: 0.0}, {2: 1.0, 3: 0.5}
     got = fuse_scaled(text, dense, 0.7)
@@ -146,15 +118,3 @@ def test_flat_relevance_weighs_the_vector_ranking_by_dense_share() -> None:
     # a question the full-text index has no word for: the vector ranking alone, whole
     assert fuse_scaled({}, dense, 0.7) == pytest.approx(dense)
     assert fuse_scaled(text, {}, 0.7) == pytest.approx(text)
-
-
-def test_z_scaling_places_scores_by_the_rankings_spread() -> None:
-    peaked = _z_scaled([[1, 10.0], *[[n, 1.0] for n in range(2, 12)]])
-    even = _z_scaled([[1, 1.1], *[[n, 1.0] for n in range(2, 12)]])
-    # min-max puts every tail at 0; by spread a tail of near-equal scores keeps about half of
-    # the range, and a ranking of the same shape at another scale scales the same
-    assert _scaled([[1, 10.0], [2, 1.0]]) == {1: 1.0, 2: 0.0}
-    assert peaked[1] == pytest.approx(even[1]) and peaked[1] > 0.9
-    assert 0.0 < peaked[2] < 0.5 and peaked[2] == pytest.approx(even[2])
-    assert _z_scaled([[1, 2.0], [2, 2.0]]) == {1: 1.0, 2: 1.0}
-    assert _z_scaled([[1, 3.0]]) == {1: 1.0}

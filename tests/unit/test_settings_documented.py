@@ -37,7 +37,7 @@ def test_configuration_page_is_generated_from_env_example() -> None:
 
 
 def test_every_retrieval_knob_is_in_docs() -> None:
-    from terag_neo4j.retrieval.presets import PRESETS, RetrievalConfig
+    from terag_neo4j.recipes import PAPER, RetrievalConfig
 
     doc = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
     for name, field in RetrievalConfig.model_fields.items():
@@ -46,7 +46,7 @@ def test_every_retrieval_knob_is_in_docs() -> None:
         assert f"`{field.default}`" in row, (
             f"knob {name}: its default {field.default!r} is not shown"
         )
-        if name in PRESETS["paper"]:
-            assert f"`{PRESETS['paper'][name]}`" in row, (
+        if name in PAPER.model_fields_set:
+            assert f"`{getattr(PAPER, name)}`" in row, (
                 f"knob {name}: the paper's value is not shown"
             )

@@ -15,7 +15,7 @@ from terag_neo4j.config import Settings, SettingsError
     ("var", "value", "expected"),
     [
         ("TERAG_TOP_K", "abc", "TERAG_TOP_K='abc': must be a valid integer"),
-        ("TERAG_EXTRACTOR", "bogus", "'ollama', 'spacy' or 'recorded'"),
+        ("TERAG_EXTRACTOR", "bogus", "'ollama' or 'spacy'"),
         ("TERAG_RETRIEVAL", '{"damping": 1.5}', "damping=1.5: must be less than 1"),
         ("TERAG_RETRIEVAL", '{"dampign": 0.5}', "unknown retrieval knob dampign"),
         ("TERAG_RETRIEVAL", "not json", "TERAG_RETRIEVAL"),

@@ -6,7 +6,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from terag_neo4j.eval.synthetic import (
+from terag_bench.synthetic import (
     PROFILES,
     SyntheticEmbedder,
     concept_name,

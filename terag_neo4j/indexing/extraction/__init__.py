@@ -2,8 +2,8 @@
 
 TERAG §4.1: one few-shot LLM call per passage (or per batch of passages) answered as plain
 `type: name` lines. One module per concern: `prompts`, `reply_parser`, `cache`, the backends
-(`ollama_extractor`, `spacy_extractor`, `recorded`) and `backends` (their factory). Their types
-(`Concept`, `Extraction`, the `Extractor` interface) are on the ground floor (`core.concepts`,
+(`ollama_extractor`, `spacy_extractor`) and `backends` (their factory). Their types (`Concept`,
+`Extraction`, the `Extractor` interface) are on the ground floor (`core.concepts`,
 `core.extractor`), shared with retrieval; the public names are re-exported here.
 """
 
@@ -41,7 +41,6 @@ from terag_neo4j.indexing.extraction.prompts import (
     passage_messages,
     query_messages,
 )
-from terag_neo4j.indexing.extraction.recorded import RecordedExtractor
 from terag_neo4j.indexing.extraction.reply_parser import parse_batch, parse_lines
 from terag_neo4j.indexing.extraction.spacy_extractor import SpacyExtractor
 
@@ -63,7 +62,6 @@ __all__ = [
     "ExtractionCache",
     "Extractor",
     "OllamaExtractor",
-    "RecordedExtractor",
     "SpacyExtractor",
     "batch_messages",
     "compact_messages",

@@ -1,13 +1,13 @@
 """The factory choosing an extraction backend from Settings. Backends share one interface
-(`core.extractor.Extractor`) so a graph can also be built with zero LLM tokens (spaCy) or from
-recorded real LLM output."""
+(`core.extractor.Extractor`) so a graph can also be built with zero LLM tokens (spaCy), and so a
+backend of another package (the bench's replayed LLM output) is handed to
+`TeragClient(extractor=...)` as it stands."""
 
 from __future__ import annotations
 
 from terag_neo4j.config import Settings, SettingsError
 from terag_neo4j.core.extractor import Extractor
 from terag_neo4j.indexing.extraction.ollama_extractor import OllamaExtractor
-from terag_neo4j.indexing.extraction.recorded import RecordedExtractor
 from terag_neo4j.indexing.extraction.spacy_extractor import SpacyExtractor
 from terag_neo4j.llm import OllamaLLM
 
@@ -25,10 +25,4 @@ def make_extractor(
         )
     if backend == "spacy":
         return SpacyExtractor(noun_chunks=settings.spacy_noun_chunks)
-    if backend == "recorded":
-        if settings.recorded_extractions is None:
-            raise SettingsError(
-                "the recorded extractor needs TERAG_RECORDED_EXTRACTIONS (a JSONL file)"
-            )
-        return RecordedExtractor(settings.recorded_extractions)
-    raise SettingsError(f"unknown extractor {backend!r}; choose ollama, spacy or recorded")
+    raise SettingsError(f"unknown extractor {backend!r}; choose ollama or spacy")
