@@ -63,7 +63,7 @@ class TeragGraphRAGRetriever(Retriever):
         self,
         driver: neo4j.Driver | None = None,
         *,
-        client: TeragOperations | None = None,
+        client: TeragClient | TeragOperations | None = None,
         namespace: str | None = None,
         mode: Mode | None = None,
         rerank: bool | None = None,
@@ -78,7 +78,7 @@ class TeragGraphRAGRetriever(Retriever):
                     "give TeragGraphRAGRetriever a client, or a driver / settings to build one, "
                     "not both"
                 )
-            self.client: TeragOperations = client
+            self.client: TeragClient | TeragOperations = client
             self._owns_client = False
         else:
             if neo4j_database is not None:
