@@ -11,7 +11,7 @@ from fastapi import FastAPI
 from starlette.routing import Route
 
 from terag_neo4j.service import (
-    errors,
+    http_errors,
     routes_console,
     routes_documents,
     routes_graph,
@@ -92,7 +92,7 @@ def create_app(
     app.state.parsing = parsing
     app.state.service = service
     app.state.metrics = Metrics(app.state) if service.metrics else None
-    errors.install(app)
+    http_errors.install(app)
     for r in (
         routes_health.router,
         routes_namespaces.router,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
-from terag_neo4j.service.errors import ServiceError
+from terag_neo4j.service.http_errors import ServiceError
 from terag_neo4j.service.schemas import Answer, Citation, Retrieval
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from terag_neo4j.service.auth import authenticate
-from terag_neo4j.service.errors import ServiceError
+from terag_neo4j.service.http_errors import ServiceError
 
 if TYPE_CHECKING:
     from starlette.requests import Request

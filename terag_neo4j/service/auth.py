@@ -16,7 +16,7 @@ from typing import Annotated
 
 from fastapi import Depends, Path, Request
 
-from terag_neo4j.service.errors import ServiceError
+from terag_neo4j.service.http_errors import ServiceError
 from terag_neo4j.service.schemas import NAMESPACE_PATTERN
 from terag_neo4j.service.settings import OPEN, KeyRing, Principal
 

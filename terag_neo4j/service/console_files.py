@@ -9,7 +9,7 @@ from typing import Any
 
 from fastapi import Response
 
-from terag_neo4j.service.errors import ServiceError
+from terag_neo4j.service.http_errors import ServiceError
 
 PACKAGE = "terag_neo4j.service"
 FOLDER = "console"

@@ -17,7 +17,7 @@ import logging
 import re
 from typing import TYPE_CHECKING
 
-from terag_neo4j.service.errors import ServiceError
+from terag_neo4j.service.http_errors import ServiceError
 from terag_neo4j.service.job_store import JobStore, StoredJob
 from terag_neo4j.service.job_worker import Worker
 from terag_neo4j.service.schemas import Job

@@ -24,7 +24,7 @@ from terag_neo4j.errors import TeragError
 from terag_neo4j.service import streaming
 from terag_neo4j.service.asking import ask_deadline_s, ask_streamed, check_question, retrieval_view
 from terag_neo4j.service.auth import authenticate, authorize
-from terag_neo4j.service.errors import ServiceError, public_message, status_for
+from terag_neo4j.service.http_errors import ServiceError, public_message, status_for
 from terag_neo4j.service.reads import as_reader
 from terag_neo4j.service.schemas import Answer, TextDocument
 from terag_neo4j.service.settings import Principal

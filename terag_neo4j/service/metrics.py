@@ -36,7 +36,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from terag_neo4j.service.auth import authenticate
-from terag_neo4j.service.errors import ServiceError, error_response
+from terag_neo4j.service.http_errors import ServiceError, error_response
 
 if TYPE_CHECKING:
     from starlette.datastructures import State

@@ -17,7 +17,7 @@ from typing import Any
 
 from terag_neo4j.errors import TeragError
 from terag_neo4j.service.auth import CALLER, authenticate, authorize
-from terag_neo4j.service.errors import ServiceError, error_body
+from terag_neo4j.service.http_errors import ServiceError, error_body
 from terag_neo4j.service.policy import (
     RateLimiter,
     Rule,

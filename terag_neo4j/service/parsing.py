@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from terag_neo4j.errors import TeragError
-from terag_neo4j.service.errors import ServiceError
+from terag_neo4j.service.http_errors import ServiceError
 from terag_neo4j.service.parse_worker import FRAME
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from fastapi import APIRouter, File, Query, Request, UploadFile
 from terag_neo4j import namespace_views as views
 from terag_neo4j.service.auth import ReadNamespace, WriteNamespace
 from terag_neo4j.service.deps import ERRORS, JOB_ERRORS, ParsingDep, RuntimeDep
-from terag_neo4j.service.errors import ServiceError
+from terag_neo4j.service.http_errors import ServiceError
 from terag_neo4j.service.routes_jobs import submit
 from terag_neo4j.service.schemas import Deleted, DocumentList, Job, TextsRequest
 

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Request, Response
 from terag_neo4j.service.audit import audit_note
 from terag_neo4j.service.auth import Caller, authenticate
 from terag_neo4j.service.deps import ERRORS, JobsDep, RuntimeDep, jobs, runtime
-from terag_neo4j.service.errors import ServiceError
+from terag_neo4j.service.http_errors import ServiceError
 from terag_neo4j.service.schemas import Job
 
 if TYPE_CHECKING:

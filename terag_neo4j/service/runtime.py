@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from terag_neo4j.errors import TeragError
 from terag_neo4j.service.auth import CALLER
-from terag_neo4j.service.errors import ServiceError
+from terag_neo4j.service.http_errors import ServiceError
 from terag_neo4j.service.settings import ServiceSettings
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from terag_neo4j.errors import TeragError
-from terag_neo4j.service.errors import ServiceError, error_body, public_message, status_for
+from terag_neo4j.service.http_errors import ServiceError, error_body, public_message, status_for
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -18,7 +18,7 @@ from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
 from terag_neo4j.core.documents import Document
 from terag_neo4j.indexing.report import IngestReport
-from terag_neo4j.service.errors import ServiceError
+from terag_neo4j.service.http_errors import ServiceError
 from terag_neo4j.service.job_store import JobStore
 from terag_neo4j.service.jobs import JobRegistry
 from terag_neo4j.service.runtime import Runtime

@@ -1,7 +1,7 @@
 """Recall@k (HippoRAG) and SQuAD EM/F1 on hand-checked examples."""
 
 import pytest
-from terag_bench.metrics import (
+from terag_bench.scoring import (
     best_over_aliases,
     exact_match,
     f1,

@@ -11,7 +11,7 @@ import pytest
 from terag_bench.baselines import BM25Baseline
 from terag_bench.bench import BenchConfig, run_bench
 from terag_bench.datasets import load_dataset
-from terag_bench.report import (
+from terag_bench.outputs import (
     RECALL_PNG,
     SUMMARY_MD,
     TOKENS_PNG,

@@ -3,7 +3,7 @@
 import copy
 from typing import Any
 
-from terag_bench.report import markdown_report
+from terag_bench.outputs import markdown_report
 from terag_bench.versus import versus, versus_table
 
 

@@ -79,3 +79,15 @@ def test_there_is_no_import_cycle() -> None:
         if m not in state:
             visit(m)
     assert cycles == [], cycles
+
+
+def test_no_two_modules_share_a_name() -> None:
+    # A name should say which room it is in: two `remote.py` or `errors.py` make a reader open
+    # both to find the one they want. Packages (`__init__.py`) and the package roots are exempt.
+    seen: dict[str, list[str]] = {}
+    for root in (PACKAGE, BENCH):
+        for path in root.rglob("*.py"):
+            if path.name != "__init__.py":
+                seen.setdefault(path.stem, []).append(str(path.relative_to(PACKAGE.parent)))
+    shared = {name: paths for name, paths in seen.items() if len(paths) > 1}
+    assert not shared, f"rename one of each: {shared}"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from terag_neo4j.service.errors import ServiceError
+from terag_neo4j.service.http_errors import ServiceError
 from terag_neo4j.service.parsing import ParsePool, upload_names
 from tests.fixtures.bombs import text_ops, write_docx_bomb, write_raw_pdf
 

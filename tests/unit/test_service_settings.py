@@ -11,7 +11,7 @@ import pytest
 
 from terag_neo4j.core.documents import InputError
 from terag_neo4j.errors import TeragError
-from terag_neo4j.service.errors import ServiceError, public_message, status_for
+from terag_neo4j.service.http_errors import ServiceError, public_message, status_for
 from terag_neo4j.service.runtime import Admission
 from terag_neo4j.service.settings import (
     KeyRing,

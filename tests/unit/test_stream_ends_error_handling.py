@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from terag_neo4j.service import streaming
-from terag_neo4j.service.errors import ServiceError
+from terag_neo4j.service.http_errors import ServiceError
 
 pytestmark = pytest.mark.asyncio
 

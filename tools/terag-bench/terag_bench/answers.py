@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from terag_bench.datasets import Question
-from terag_bench.metrics import best_over_aliases, mean
+from terag_bench.scoring import best_over_aliases, mean
 from terag_neo4j.config import Settings
 from terag_neo4j.core.results import RetrievedPassage
 from terag_neo4j.core.sqlite_cache import open_cache

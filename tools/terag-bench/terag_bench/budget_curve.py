@@ -219,7 +219,7 @@ def plot_curve(result: dict[str, Any], path: Path) -> Path:
 
 
 def write_curve(result: dict[str, Any], out_dir: Path, plots: bool = True) -> list[Path]:
-    from terag_bench.report import write_json
+    from terag_bench.outputs import write_json
 
     d = result["dataset"]
     stem = f"{d['name']}_budget_{result['extractor']}"

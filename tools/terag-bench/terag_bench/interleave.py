@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from terag_bench.metrics import percentile_ms
+from terag_bench.scoring import percentile_ms
 from terag_neo4j.errors import TeragError
 
 log = logging.getLogger(__name__)

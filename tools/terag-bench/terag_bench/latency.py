@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from terag_bench.metrics import percentile, percentile_ms
+from terag_bench.scoring import percentile, percentile_ms
 from terag_neo4j.config import Settings, SettingsError
 from terag_neo4j.recipes import RECIPES
 
@@ -98,9 +98,9 @@ def parse_overrides(pairs: list[str]) -> dict[str, str]:
 def cmd_bench_latency(args: argparse.Namespace) -> int:
     from terag_bench.datasets import load_dataset
     from terag_bench.ingest import index_namespace
-    from terag_bench.metrics import recall_at_k
     from terag_bench.reference import export_graph, personalized_pagerank, top_passages
     from terag_bench.runinfo import write_result
+    from terag_bench.scoring import recall_at_k
     from terag_neo4j.client import TeragClient
     from terag_neo4j.retrieval import pagerank
     from terag_neo4j.store import passage_uid

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from terag_bench.metrics import percentile_ms
+from terag_bench.scoring import percentile_ms
 
 log = logging.getLogger(__name__)
 

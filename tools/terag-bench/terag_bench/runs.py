@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from terag_bench.datasets import Dataset, Question
-from terag_bench.metrics import (
+from terag_bench.scoring import (
     COVERAGE_HIT,
     answer_coverage,
     content_words,

@@ -122,7 +122,7 @@ def time_queries(
 ) -> dict[str, Any]:
     """Time the corpus's questions whose passages the namespace holds: once, then again with
     their neighbourhoods in the page cache. Run in a fresh process (see `measure_size`)."""
-    from terag_bench.metrics import percentile, percentile_ms, recall_at_k
+    from terag_bench.scoring import percentile, percentile_ms, recall_at_k
     from terag_neo4j.client import TeragClient
 
     client = TeragClient(settings, namespace=namespace, extractor="spacy")

@@ -20,8 +20,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from terag_bench.metrics import percentile_ms
 from terag_bench.runinfo import process_rss_mib
+from terag_bench.scoring import percentile_ms
 from terag_neo4j.errors import TeragError
 from terag_neo4j.service.paths import job_path, namespace_path
 

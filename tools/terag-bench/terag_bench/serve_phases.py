@@ -10,7 +10,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from terag_bench.metrics import percentile_ms
+from terag_bench.scoring import percentile_ms
 from terag_bench.serve_clients import (
     Call,
     Target,

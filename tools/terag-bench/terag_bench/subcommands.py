@@ -201,7 +201,7 @@ def register_cli(subparsers: Any) -> None:
 def cmd_bench(args: argparse.Namespace) -> int:
     from terag_bench.bench import BenchConfig, run_bench
     from terag_bench.datasets import list_datasets, load_dataset, resolve_dataset
-    from terag_bench.report import detail_table, write_json, write_summary
+    from terag_bench.outputs import detail_table, write_json, write_summary
     from terag_bench.versus import versus, versus_table
     from terag_neo4j.config import Settings
     from terag_neo4j.indexing.loading import InputNotFound
