@@ -9,7 +9,7 @@ CREATE CONSTRAINT terag_ingest_run_id IF NOT EXISTS FOR (r:IngestRun) REQUIRE r.
 CREATE INDEX terag_passage_namespace IF NOT EXISTS FOR (p:Passage) ON (p.namespace);
 CREATE INDEX terag_concept_namespace IF NOT EXISTS FOR (c:Concept) ON (c.namespace);
 CREATE INDEX terag_passage_doc IF NOT EXISTS FOR (p:Passage) ON (p.namespace, p.doc_id);
-// A local walk with walk_adjacent finds a passage's neighbours in its document by position.
+// A document's passages are listed in order (the documents page) by namespace, document and position.
 CREATE INDEX terag_passage_position IF NOT EXISTS FOR (p:Passage) ON (p.namespace, p.doc_id, p.position);
 CREATE INDEX terag_concept_norm IF NOT EXISTS FOR (c:Concept) ON (c.namespace, c.norm);
 CREATE INDEX terag_concept_stem IF NOT EXISTS FOR (c:Concept) ON (c.namespace, c.stem);

@@ -125,8 +125,7 @@ def register_cli(subparsers: Any) -> None:
         nargs="+",
         choices=METHOD_CHOICES,
         default=list(DEFAULT_METHODS),
-        help="baselines and TERAG variants to run (default: all but the opt-in "
-        "`synonyms`, which needs SYNONYM edges built at index time)",
+        help="baselines and TERAG variants to run (default: all)",
     )
     s.add_argument("--fresh", action="store_true", help="drop the bench namespaces and index anew")
     s.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
