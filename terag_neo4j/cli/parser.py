@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -198,7 +199,14 @@ def plugin_commands() -> dict[str, tuple[str, str]]:
 
     found: dict[str, tuple[str, str]] = {}
     for ep in entry_points(group=COMMANDS_GROUP):
-        commands: dict[str, str] = getattr(ep.load(), "COMMANDS", {})
+        try:
+            commands: dict[str, str] = getattr(ep.load(), "COMMANDS", {})
+        # A broken or half-removed add-on must not take `terag server start` down with it.
+        except Exception as e:
+            logging.getLogger(__name__).warning(
+                "skipping the commands of %s (%s): %s", ep.value, type(e).__name__, e
+            )
+            continue
         found |= {name: (ep.value, helptext) for name, helptext in commands.items()}
     return found
 

@@ -54,3 +54,21 @@ def test_terag_bench_names_the_commands_without_the_prefix(
     with pytest.raises(SystemExit) as e:
         subcommands.main(["latency", "--help"])
     assert e.value.code == 0 and "usage: terag-bench latency" in capsys.readouterr().out
+
+
+def test_an_add_on_that_fails_to_import_is_skipped_not_fatal(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Error handling only: an entry point whose module is gone (a stale install) stands in for
+    # a broken add-on. `terag server start` must still work, and the log says what was skipped.
+    gone = metadata.EntryPoint("bench", "terag_bench_not_installed", COMMANDS_GROUP)
+
+    def broken(**kwargs: Any) -> list[metadata.EntryPoint]:
+        return [gone]
+
+    monkeypatch.setattr(metadata, "entry_points", broken)
+    with caplog.at_level("WARNING"):
+        assert plugin_commands() == {}
+        names = _choices(cli.build_parser())
+    assert "server" in names and not any(n.startswith("bench") for n in names)
+    assert "terag_bench_not_installed" in caplog.text
