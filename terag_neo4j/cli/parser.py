@@ -201,9 +201,10 @@ def plugin_commands() -> dict[str, tuple[str, str]]:
     for ep in entry_points(group=COMMANDS_GROUP):
         try:
             commands: dict[str, str] = getattr(ep.load(), "COMMANDS", {})
-        # A broken or half-removed add-on must not take `terag server start` down with it.
+        # A broken or half-removed add-on must not take `terag server start` down with it, nor
+        # add a line to every command's one-line errors; the add-on's own script shows its error.
         except Exception as e:
-            logging.getLogger(__name__).warning(
+            logging.getLogger(__name__).debug(
                 "skipping the commands of %s (%s): %s", ep.value, type(e).__name__, e
             )
             continue
