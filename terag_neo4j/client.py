@@ -151,11 +151,12 @@ class TeragClient:
         return self._namespace_embedders
 
     def namespace_embedder(self, namespace: str | None = None) -> AnyEmbedder:
-        """The embedder of the model `namespace` was built with (its vectors compare only with
-        that model's), or of TERAG_EMBEDDING_MODEL for a namespace not built yet."""
+        """The embedder of the model `namespace` was built with, with the prefixes it was built
+        with (its vectors compare only with those), or TERAG_EMBEDDING_MODEL's for a namespace
+        not built yet."""
         ns = namespace or self.settings.namespace
         rows = self.store.read("namespace_version", namespace=ns)
-        return self.embedders.for_namespace(ns, rows[0].get("embedding_model") if rows else None)
+        return self.embedders.for_namespace(ns, rows[0] if rows else None)
 
     @property
     def cache(self) -> ExtractionCache:
@@ -385,7 +386,7 @@ class TeragClient:
         self.store.in_flight.close(self._release, self.settings.neo4j_timeout_s)
 
     def _release(self) -> None:
-        for part in (self._cache, *self._embedders.values(), self._llm):
+        for part in (self._cache, self._namespace_embedders, *self._embedders.values(), self._llm):
             if part is not None:
                 part.close()
         self.store.release_driver()

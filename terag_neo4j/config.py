@@ -126,7 +126,8 @@ class Settings(BaseSettings):
     # `openai:<model>` embedders: the endpoint's base URL (…/v1) and its key
     embedding_url: str | None = None
     embedding_api_key: SecretStr | None = None
-    # Prefixes of TERAG_EMBEDDING_MODEL's model; None: the family's own (embeddings/spec.py)
+    # Prefixes of TERAG_EMBEDDING_MODEL's model in new namespaces (a namespace keeps those it
+    # recorded); None: the family's own (embeddings/spec.py)
     embedding_query_prefix: str | None = None
     embedding_passage_prefix: str | None = None
     # Re-scores the top `rerank_top` passages of every ranking (off: None); a model spec, or a

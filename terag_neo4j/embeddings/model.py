@@ -21,6 +21,7 @@ Vectors of the backends differ slightly, so the embedding cache keys include the
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import logging
 import os
@@ -152,8 +153,22 @@ class Embedder:
         self._model: _Model | None = None
         self._backend: str | None = None
         self._lock = threading.Lock()
+        self._weights: Embedder | None = None  # the embedder whose loaded model this one uses
+
+    def with_prefixes(self, query: str, passage: str) -> Embedder:
+        """This model with other prefixes (those a namespace recorded), sharing its weights: a
+        second namespace of the same model must not load it twice."""
+        if (query, passage) == (self.query_prefix, self.passage_prefix):
+            return self
+        twin = copy.copy(self)
+        twin.query_prefix, twin.passage_prefix = query, passage
+        twin._weights = self._weights or self
+        twin._model, twin._backend = None, None  # closed by the owner of the weights only
+        return twin
 
     def _load(self) -> _Model:
+        if self._weights is not None:
+            return self._weights._load()
         with self._lock:
             if self._model is None:
                 # Offline without HF_HUB_OFFLINE (which would hold for the whole process): a
@@ -225,6 +240,8 @@ class Embedder:
     @property
     def backend(self) -> str:
         """The backend in use: "torch", "openvino-bf16" or "openvino-f32" (loads the model)."""
+        if self._weights is not None:
+            return self._weights.backend
         if (
             self._backend is None
             and self.spec.kind == "st"
@@ -266,8 +283,9 @@ class Embedder:
 
 def settings_embedder(model: str, settings: Settings) -> Embedder:
     """An `Embedder` of `model` as `settings` configure it. TERAG_EMBEDDING_QUERY_PREFIX and
-    _PASSAGE_PREFIX are TERAG_EMBEDDING_MODEL's: another model (a namespace's recorded one) is
-    used with its family's prefixes."""
+    _PASSAGE_PREFIX are TERAG_EMBEDDING_MODEL's: another model is used with its family's
+    prefixes. A namespace that recorded its prefixes is embedded with those instead
+    (`store/namespace_embedder.py`)."""
     ident = model_id(model)
     query, passage = model_prefixes(ident)
     if ident == model_id(settings.embedding_model):
@@ -288,6 +306,7 @@ class CachedEmbedder:
 
     def __init__(self, embedder: Embedder, path: Path) -> None:
         self.embedder = embedder
+        self.path = path
         if getattr(embedder, "_home", False) is None:
             # Exports are cached beside the embedding cache: both live in the client's home.
             embedder._home = path.parent
@@ -299,6 +318,11 @@ class CachedEmbedder:
     @property
     def model_name(self) -> str:
         return self.embedder.model_name
+
+    def with_prefixes(self, query: str, passage: str) -> CachedEmbedder:
+        """`Embedder.with_prefixes`, with a cache of its own keys in the same file."""
+        twin = self.embedder.with_prefixes(query, passage)
+        return self if twin is self.embedder else CachedEmbedder(twin, self.path)
 
     @property
     def dimensions(self) -> int:

@@ -230,7 +230,7 @@ class Retriever:
         state = prefetched_state(ns) or self.store.read("namespace_version", namespace=ns)
         if not state:
             self.store.require_namespace(ns)
-        emb = self.embedders.for_namespace(ns, state[0].get("embedding_model"))
+        emb = self.embedders.for_namespace(ns, state[0])
         # Embedded once, from now on a worker while linking and the full-text ranking run where
         # a step needs the vector (else when first needed: never, where no step does)
         question_vector = Background(
