@@ -19,9 +19,10 @@ import json
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, TextIO
 from urllib.parse import urlsplit
 
 from terag_neo4j.errors import TeragError
@@ -100,17 +101,32 @@ class Service:
             r = self.conn.getresponse()
             raw = r.read()
         except (OSError, http.client.HTTPException) as e:
-            raise ServiceUnreachable(
-                f"cannot reach the service at {self.url} ({type(e).__name__}: {e}); "
-                "is terag serve up?"
-            ) from e
+            raise self._unreachable(e) from e
         if r.status >= 400:
-            try:
-                err = json.loads(raw)["error"]
-                raise ServiceCallError(r.status, str(err["message"]))
-            except (ValueError, KeyError, TypeError):
-                raise ServiceCallError(r.status, raw[:200].decode("utf-8", "replace")) from None
+            raise _call_error(r.status, raw)
         return json.loads(raw) if raw else None
+
+    def stream(self, path: str, body: Any) -> Iterator[dict[str, Any]]:
+        """POST `body` and yield the NDJSON lines of the answer as they arrive."""
+        data = json.dumps(body).encode("utf-8")
+        headers = {**self.headers, "Accept": "application/x-ndjson"}
+        try:
+            self.conn.request("POST", self.base + path, body=data, headers=headers)
+            r = self.conn.getresponse()
+            if r.status >= 400:
+                raise _call_error(r.status, r.read())
+            while raw := r.readline():
+                if raw.strip():
+                    yield json.loads(raw)
+        except (OSError, http.client.HTTPException) as e:
+            raise self._unreachable(e) from e
+        except ValueError as e:  # not a line of the answer's stream (a proxy's page?)
+            raise ServiceCallError(502, f"the service sent a line that is not JSON: {e}") from e
+
+    def _unreachable(self, e: Exception) -> ServiceUnreachable:
+        return ServiceUnreachable(
+            f"cannot reach the service at {self.url} ({type(e).__name__}: {e}); is terag serve up?"
+        )
 
     def ns(self, namespace: str, tail: str) -> str:
         return namespace_path(namespace, tail)
@@ -130,6 +146,13 @@ class ServiceCallError(TeragError, RuntimeError):
         super().__init__(f"{status}: {message}")
         self.status = status
         self.message = message
+
+
+def _call_error(status: int, raw: bytes) -> ServiceCallError:
+    try:
+        return ServiceCallError(status, str(json.loads(raw)["error"]["message"]))
+    except (ValueError, KeyError, TypeError):
+        return ServiceCallError(status, raw[:200].decode("utf-8", "replace"))
 
 
 def _namespace(args: argparse.Namespace | None) -> str:
@@ -217,11 +240,31 @@ def _retrieve(args: argparse.Namespace, service: Service) -> int:
 
 
 def _ask(args: argparse.Namespace, service: Service) -> int:
+    """The JSON waits for the whole answer; the text shows it as the reader writes it, and ends
+    as the same text."""
+    _refuse_extractor(args)
+    body: dict[str, Any] = {"question": args.question, "top_k": _top_k(args)}
+    path = service.ns(_namespace(args), "/ask")
+    if getattr(args, "json", False):
+        ans = service.call("POST", path, body)
+        obj = {  # the keys of `terag ask --json` in-process (AnswerResult's fields), in its order
+            "answer": ans["answer"],
+            "retrieval": retrieval_json(ans["retrieval"]),
+            "input_tokens": ans["input_tokens"],
+            "output_tokens": ans["output_tokens"],
+            "citations": ans.get("citations", []),
+            "uncited": ans.get("uncited", []),
+        }
+        emit(args, obj, "")
+        return 0
+    _print_streamed(service, path, {**body, "stream": True}, sys.stdout)
+    return 0
+
+
+def answer_text(ans: dict[str, Any]) -> str:
+    """`terag ask`'s text of the service's answer (its JSON, or a stream's `done` line)."""
     from terag_neo4j.cli.output import format_answer, format_retrieval
 
-    _refuse_extractor(args)
-    body = {"question": args.question, "top_k": _top_k(args)}
-    ans = service.call("POST", service.ns(_namespace(args), "/ask"), body)
     r = ans["retrieval"]
     tokens = (
         f"tokens: retrieval {r['input_tokens']} in / {r['output_tokens']} out, answer "
@@ -232,17 +275,46 @@ def _ask(args: argparse.Namespace, service: Service) -> int:
         citations=[SimpleNamespace(**c) for c in ans.get("citations", [])],
         uncited=ans.get("uncited", []),
     )
-    text = f"{format_answer(cited)}\n\n{format_retrieval(view(r))}\n\n{tokens}"
-    obj = {  # the keys of `terag ask --json` in-process (AnswerResult's fields), in its order
-        "answer": ans["answer"],
-        "retrieval": retrieval_json(r),
-        "input_tokens": ans["input_tokens"],
-        "output_tokens": ans["output_tokens"],
-        "citations": ans.get("citations", []),
-        "uncited": ans.get("uncited", []),
-    }
-    emit(args, obj, text)
-    return 0
+    return f"{format_answer(cited)}\n\n{format_retrieval(view(r))}\n\n{tokens}"
+
+
+def _print_streamed(service: Service, path: str, body: dict[str, Any], out: TextIO) -> None:
+    """`answer: ` once the passages are in, the answer's characters as the reader writes them
+    (their whitespace collapsed, as the answer has it), then the rest of `answer_text`. A
+    failure ends the line first, so its error stands on a line of its own."""
+    head, raw, shown = "answer: ", "", ""
+    started = False
+    try:
+        for event in service.stream(path, body):
+            kind = event.get("event")
+            if kind == "passages" and not started:
+                out.write(head)
+                started = True
+            elif kind == "token":
+                raw += str(event["text"])
+                now = " ".join(raw.split())  # grows by appending: what was shown stays
+                out.write(now[len(shown) :])
+                shown = now
+            elif kind == "done":
+                text = answer_text(event)
+                shown_line = head + shown
+                # A reader that ignored the answer format streamed nothing (or something else)
+                out.write(text[len(shown_line) :] if text.startswith(shown_line) else "\n" + text)
+                out.write("\n")
+                started = False
+                return
+            elif kind == "error":
+                err = event.get("error") or {}
+                raise ServiceCallError(int(event.get("status", 500)), str(err.get("message", "")))
+            out.flush()
+        raise ServiceUnreachable(
+            f"the service at {service.url} ended the answer's stream before its last line; "
+            "ask again"
+        )
+    finally:
+        if started:
+            out.write("\n")
+        out.flush()
 
 
 def _batches(docs: list[Any]) -> list[list[dict[str, Any]]]:

@@ -1,16 +1,21 @@
 """The streamed ask through the clients, with a real reader: `TeragRemote.answer_stream` (sync and
-async) and the MCP `ask` tool's progress notifications, against a `terag serve` of its own pointed
-at the session's Ollama."""
+async), the MCP `ask` tool's progress notifications and `terag ask --url`'s text, against a
+`terag serve` of its own pointed at the session's Ollama."""
 
 from __future__ import annotations
 
 import itertools
 import json
+import os
+import re
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 
 import pytest
 
+from terag_neo4j.cli.remote_commands import answer_text
 from terag_neo4j.config import Settings
 from terag_neo4j.retrieval.answer import parse_answer
 from terag_neo4j.service.remote_client import (
@@ -21,7 +26,8 @@ from terag_neo4j.service.remote_client import (
     StreamedText,
     TeragRemote,
 )
-from tests.service.conftest import KEY_A_READ, Service, running_service, service_env
+from tests.service.conftest import KEY_A_READ, REPO, Service, running_service, service_env
+from tests.service.test_cli_remote import BLOCK
 from tests.service.test_mcp import http_session, text_of
 
 pytestmark = [pytest.mark.integration, pytest.mark.ollama]
@@ -44,6 +50,10 @@ def reader_service(
     log = tmp_path_factory.mktemp("serve-clients") / "serve.log"
     with running_service(env, base_settings, tenants, log) as svc:
         yield svc
+
+
+def without_timings(text: str) -> str:
+    return re.sub(r"(?m)^timings: .*?; tokens", "timings: ...; tokens", text)
 
 
 def the_answer_of(streamed: str) -> str:
@@ -130,3 +140,58 @@ async def test_mcp_ask_streams_progress_before_its_result(reader_service: Servic
         assert after.startswith(before) and len(after) > len(before)
     assert out["answer"] == the_answer_of(messages[-1])
     assert notes[-1][0] <= done_at and done_at - notes[0][0] > SPREAD_S
+
+
+def test_cli_ask_through_the_service_prints_the_answer_as_it_arrives(
+    reader_service: Service,
+) -> None:
+    """`terag ask --url` in a terminal's text: "answer: " once the passages are in, the answer's
+    characters in pieces as the reader writes them, and in the end the text of the whole
+    answer; `--json` waits for it and prints the one object it always printed."""
+    env = {k: v for k, v in reader_service.env.items() if k != "TERAG_URL"}
+    env["TERAG_API_KEY"] = KEY_A_READ
+    argv = ["ask", "--url", reader_service.url, "-n", reader_service.ns_a, "-k", "3", QUESTION]
+    reads: list[tuple[float, bytes]] = []
+    with subprocess.Popen(
+        [sys.executable, "-c", BLOCK, *argv],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    ) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        while chunk := os.read(proc.stdout.fileno(), 65536):
+            reads.append((time.monotonic(), chunk))
+        err = proc.stderr.read().decode()
+    assert proc.returncode == 0, err
+    assert "loaded: []" in err  # still the standard library only
+    text = b"".join(c for _, c in reads).decode()
+
+    out = subprocess.run(
+        [sys.executable, "-c", BLOCK, *argv, "--json"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert out.returncode == 0, out.stderr
+    whole = json.loads(out.stdout)
+    keys = ["answer", "retrieval", "input_tokens", "output_tokens", "citations", "uncited"]
+    assert list(whole) == keys and whole["answer"]
+    # the streamed text is the non-streamed answer's text (the reader answers alike at
+    # temperature 0; only the retrieval's timings differ from call to call)
+    assert without_timings(text) == without_timings(answer_text(whole) + "\n")
+
+    def arrived(prefix: str) -> float:
+        seen = b""
+        for at, chunk in reads:
+            seen += chunk
+            if seen.decode(errors="ignore").startswith(prefix):
+                return at
+        raise AssertionError(f"{prefix!r} never arrived: {text!r}")
+
+    answer_line = "answer: " + whole["answer"]
+    pieces = [c for at, c in reads if arrived("answer: ") <= at < arrived(answer_line)]
+    assert len(pieces) >= 2, reads
+    assert arrived(answer_line) - arrived("answer: ") > SPREAD_S
