@@ -1,13 +1,13 @@
 # The terag service image (docker-compose.yml's `terag`): the package with its service and spaCy
 # extras, installed from constraints.txt as `make setup` does (exact pins, no resolver), without
-# the CUDA parts torch only uses when present.
+# the `st` extra (torch, CUDA, sentence-transformers: about 4 GB): the packaged embedders are ONNX.
 FROM python:3.11-slim
 ENV HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /app
 COPY constraints.txt ./
 RUN pip install --no-cache-dir uv==0.13.8 \
  && grep -vE '^(#|$)' constraints.txt \
-    | grep -vE '^(triton|nvidia-cusolver|nvidia-nvtx|nvidia-cuda-cccl|cuda-bindings|cuda-pathfinder|cuda-toolkit)==' \
+    | grep -vE '^(torch|triton|nvidia-[a-z0-9-]+|cuda-[a-z]+|sentence-transformers|transformers)==' \
     > /tmp/lock.txt \
  && uv pip install --system --no-cache --no-deps -r /tmp/lock.txt
 COPY pyproject.toml README.md ./

@@ -28,8 +28,8 @@ NOT_ON_CPU := ^(triton|nvidia-cusolver|nvidia-nvtx|nvidia-cuda-cccl|cuda-binding
 
 # constraints.txt is the complete, tested set, so it is installed as it stands (--no-deps, no
 # resolver) in two steps: everything but torch and CUDA (with the package itself and the Ollama
-# build support and the bench, editable), then torch and CUDA (3 GB) while `prepare` starts the
-# services.
+# build support and the bench, editable), then torch and CUDA (3 GB: the `st` extra, which only
+# the tests of sentence-transformers models need) while `prepare` starts the services.
 setup: $(STAMP)
 
 $(VENV)/.lock-$(HASH): pyproject.toml constraints.txt tools/ollama-build/pyproject.toml \

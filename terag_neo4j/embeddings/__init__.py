@@ -1,6 +1,7 @@
 """Sentence embeddings for concepts, passages and query entities: `model` loads one (a packaged
-sentence-transformers model, or an ONNX export from `onnx`) and runs it with torch or, exported
-once, with OpenVINO (`openvino`); `quiet` holds back third-party warnings while it converts."""
+ONNX export from `onnx`, run with OpenVINO; or a sentence-transformers model, the `st` extra,
+run with torch or, exported once, with OpenVINO: `openvino`); `quiet` holds back third-party
+warnings while it converts; `tokenizer` sizes passages without transformers."""
 
 from terag_neo4j.embeddings.base import Backend, EmbeddingError, Vectors
 from terag_neo4j.embeddings.model import (
@@ -9,7 +10,6 @@ from terag_neo4j.embeddings.model import (
     CachedEmbedder,
     Embedder,
     cached_embedder,
-    embedding_model_path,
     model_id,
     settings_embedder,
     settings_home,
@@ -25,7 +25,6 @@ __all__ = [
     "EmbeddingError",
     "Vectors",
     "cached_embedder",
-    "embedding_model_path",
     "model_id",
     "openvino_available",
     "openvino_precision",

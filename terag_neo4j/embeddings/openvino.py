@@ -1,4 +1,5 @@
-"""OpenVINO: the embedder exported once per model and precision under TERAG_HOME, then run without torch."""
+"""OpenVINO: a sentence-transformers embedder exported once per model and precision under
+TERAG_HOME (torch, the `st` extra, converts it), then run without torch."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from terag_neo4j.embeddings.base import EmbeddingError, Vectors
+from terag_neo4j.embeddings.base import EmbeddingError, Vectors, import_st
 from terag_neo4j.embeddings.quiet import captured
 
 log = logging.getLogger(__name__)
@@ -168,6 +169,7 @@ def _file_lock(path: Path) -> Iterator[None]:
 
 def _export_openvino(model_path: Path, out_dir: Path) -> None:
     """Convert the sentence-transformers model at `model_path` to `out_dir/model.xml` (fp32 IR)."""
+    import_st("sentence_transformers", f"converting the embedding model {model_path}")
     import torch
     from sentence_transformers import SentenceTransformer
 

@@ -58,23 +58,29 @@ class Tokenizer(Protocol):
 
 @lru_cache(maxsize=4)
 def default_tokenizer(model: str | None = None) -> object:
-    """The embedding model's own tokenizer (TERAG_EMBEDDING_MODEL; default: the bundled
-    MiniLM's WordPiece): passages are sized in the tokens that matter."""
-    from transformers import AutoTokenizer
-
-    from terag_neo4j.embeddings import DEFAULT_MODEL, embedding_model_path, settings_home
+    """The embedding model's own tokenizer (TERAG_EMBEDDING_MODEL; default, and for a served
+    model: the uncased WordPiece of MiniLM and bge): passages are sized in the tokens that
+    matter. Only a sentence-transformers hub name needs transformers (the `st` extra)."""
     from terag_neo4j.embeddings import onnx as onnx_models
+    from terag_neo4j.embeddings import settings_home
     from terag_neo4j.embeddings.model import model_spec
+    from terag_neo4j.embeddings.tokenizer import SizingTokenizer, wordpiece_tokenizer
 
-    if model and onnx_models.is_packaged(model):
-        return onnx_models.sizing_tokenizer(model, settings_home())
     spec = model_spec(model) if model else None
-    if spec is not None and spec.kind == "onnx":
+    if spec is None or spec.kind not in {"packaged", "onnx", "st"}:
+        # A served model's tokenizer is not on this machine
+        return wordpiece_tokenizer()
+    if spec.kind == "packaged":
+        return onnx_models.sizing_tokenizer(spec.target, settings_home())
+    if spec.kind == "onnx":
         return onnx_models.folder_tokenizer(Path(spec.target))
-    # A served model's tokenizer is not on this machine: its passages are sized by MiniLM's
-    target = spec.target if spec is not None and spec.kind == "st" else DEFAULT_MODEL
-    path = str(embedding_model_path(target))
-    return AutoTokenizer.from_pretrained(path, local_files_only=Path(path).is_dir())
+    if (Path(spec.target) / "tokenizer.json").is_file():
+        return SizingTokenizer.from_file(Path(spec.target) / "tokenizer.json")
+    from terag_neo4j.embeddings.base import import_st
+
+    transformers = import_st("transformers", f"the embedding model {model}")
+    local = Path(spec.target).is_dir()
+    return transformers.AutoTokenizer.from_pretrained(spec.target, local_files_only=local)
 
 
 def split_document(

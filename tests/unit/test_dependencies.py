@@ -106,7 +106,7 @@ def test_constraints_pin_every_requirement_inside_its_range() -> None:
 
 
 def test_package_imports_are_declared_runtime_or_extra_dependencies() -> None:
-    allowed = declared("", "server", "spacy", "graphrag", "service", "documents")
+    allowed = declared("", "st", "server", "spacy", "graphrag", "service", "documents")
     missing = {
         m: distributions_of(m)
         for m in imported_modules(ROOT / "terag_neo4j")
@@ -117,7 +117,7 @@ def test_package_imports_are_declared_runtime_or_extra_dependencies() -> None:
 
 def test_bench_imports_are_declared_in_its_own_pyproject() -> None:
     # The bench runs on what terag-neo4j brings (its extras included: `make` installs them)
-    allowed = declared("", "server", "spacy", "graphrag", "service", "documents", "bench")
+    allowed = declared("", "st", "server", "spacy", "graphrag", "service", "documents", "bench")
     missing = {
         m: distributions_of(m)
         for m in imported_modules(BENCH / "terag_bench")
@@ -128,7 +128,9 @@ def test_bench_imports_are_declared_in_its_own_pyproject() -> None:
 
 
 def test_test_and_bench_imports_are_declared() -> None:
-    allowed = declared("", "server", "spacy", "bench", "graphrag", "service", "documents", "dev")
+    allowed = declared(
+        "", "st", "server", "spacy", "bench", "graphrag", "service", "documents", "dev"
+    )
     folders = (ROOT / "tests", ROOT / "bench", ROOT / "scripts")
     modules = set().union(*(imported_modules(f) for f in folders))
     missing = {m: distributions_of(m) for m in modules if not distributions_of(m) & allowed}

@@ -1,4 +1,5 @@
-"""Input loading and chunking (the tokenizer is the real all-MiniLM-L6-v2 one, offline)."""
+"""Input loading and chunking (the tokenizer is the real uncased WordPiece of MiniLM and bge,
+from the vocabulary the package ships)."""
 
 import json
 from pathlib import Path

