@@ -325,7 +325,7 @@ class TeragClient:
         it from (see `document_ids`); returns how many passages went."""
         ns = namespace or self.settings.namespace
         with neo4j_errors(self.store.uri):
-            return sum(self.store.delete_document(ns, d) for d in self.document_ids(document, ns))
+            return sum(self.store.documents.delete(ns, d) for d in self.document_ids(document, ns))
 
     @held_call
     def document_ids(self, document: str | Path, namespace: str | None = None) -> list[str]:
@@ -335,21 +335,21 @@ class TeragClient:
         ns = check_namespace(namespace or self.settings.namespace)
         with neo4j_errors(self.store.uri):
             self.store.require_namespace(ns)
-            if isinstance(document, str) and self.store.documents_present(ns, [document]):
+            if isinstance(document, str) and self.store.documents.present(ns, [document]):
                 return [document]
             candidates = document_id_candidates(document)
-            present = self.store.documents_present(ns, candidates)
+            present = self.store.documents.present(ns, candidates)
         return [c for c in candidates if c in present]
 
     @held_call
     def stats(self, namespace: str | None = None) -> NamespaceInfo:
         with neo4j_errors(self.store.uri):
-            return self.store.describe(namespace or self.settings.namespace)
+            return self.store.namespaces.describe(namespace or self.settings.namespace)
 
     @held_call
     def namespaces(self) -> list[NamespaceInfo]:
         with neo4j_errors(self.store.uri):
-            return self.store.namespaces()
+            return self.store.namespaces.all()
 
     @held_call
     def drop(self, namespace: str | None = None) -> None:

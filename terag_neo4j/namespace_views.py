@@ -129,9 +129,9 @@ def documents(client: TeragClient, namespace: str | None, offset: int, limit: in
 def ensure_namespace(client: TeragClient, namespace: str) -> tuple[bool, NamespaceInfo]:
     """Whether the namespace existed, and its counts; a new one is created empty."""
     store = client.store
-    existed = store.namespace_exists(namespace)
+    existed = store.namespaces.exists(namespace)
     if not existed:
-        store.bump_version(namespace)  # creates it under its write lock
+        store.namespaces.bump_version(namespace)  # creates it under its write lock
     return existed, client.stats(namespace)
 
 
@@ -168,9 +168,9 @@ def delete_document(client: TeragClient, namespace: str, document_id: str) -> in
     `TeragClient.delete`, which also takes a path and returns 0 for a miss)."""
     store = client.store
     store.require_namespace(namespace)
-    if not store.documents_present(namespace, [document_id]):
+    if not store.documents.present(namespace, [document_id]):
         raise NotFound(f"no document {document_id!r} in namespace {namespace!r}")
-    return int(store.delete_document(namespace, document_id))
+    return int(store.documents.delete(namespace, document_id))
 
 
 def why(
@@ -281,4 +281,4 @@ def drop_namespace(store: GraphStore, ns: str, retriever: RerankedRetriever | No
                     f"could not drop the GDS projections of namespace {ns!r} "
                     f"({one_line(e.message, 160)}); nothing was dropped: try again"
                 ) from e
-        store.drop_namespace(ns)
+        store.namespaces.drop(ns)

@@ -53,12 +53,12 @@ class BudgetPhase:
         """Choose the core passages (once, stored), then give each its LLM concepts."""
         assert self.settings.llm_budget is not None
         t = time.perf_counter()
-        total, core = self.store.core_state(ns)
+        total, core = self.store.budget.core_state(ns)
         report.core_target = core_target(self.settings.llm_budget, total)
         if len(core) < report.core_target:
             scores = passage_scores(self.store, self.settings, ns, self.settings.budget_selection)
             chosen = choose(scores, core, report.core_target)
-            self.store.mark_core(ns, chosen)
+            self.store.budget.mark_core(ns, chosen)
             report.core_selected = len(chosen)
             log.info(
                 "LLM budget %g: %d more core passages by %s (%d of %d now)",
@@ -80,7 +80,7 @@ class BudgetPhase:
         report.core_passages = len(core) + report.core_selected
         report.selection_s = time.perf_counter() - t
         t = time.perf_counter()
-        pending = self.store.core_pending(ns)
+        pending = self.store.budget.core_pending(ns)
         bar = tqdm(
             total=len(pending),
             desc=f"LLM on core passages of {ns}",
@@ -110,7 +110,7 @@ class BudgetPhase:
         cached, fresh = report.charge(llm)
         report.core_extracted_cached += cached
         report.core_extracted_fresh += fresh
-        known = self.store.concept_types(ns, [c.norm for e in llm for c in e.concepts])
+        known = self.store.budget.concept_types(ns, [c.norm for e in llm for c in e.concepts])
         merged = [
             replace(
                 e,
@@ -137,6 +137,6 @@ class BudgetPhase:
         )
         report.embedding_s += time.perf_counter() - t
         t = time.perf_counter()
-        stats = self.store.replace_passages(ns, batch, merged, vectors, self._meta())
+        stats = self.store.passages.replace(ns, batch, merged, vectors, self._meta())
         report.write_s += time.perf_counter() - t
         report.core_merged += stats.passages

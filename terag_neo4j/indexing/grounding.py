@@ -69,7 +69,7 @@ def named_concepts(store: GraphStore, ns: str, passages: Sequence[Passage]) -> d
         grams = {" ".join(ws[i : i + n]) for pid, ws in words.items() for i in growing[pid]}
         if not grams:
             break
-        known = store.concept_prefixes(ns, sorted(grams))
+        known = store.passages.concept_prefixes(ns, sorted(grams))
         for pid, ws in words.items():
             longer = []
             for i in growing[pid]:
@@ -104,14 +104,14 @@ def ground(
     """Link every passage not grounded yet to the concepts it names (`passage_candidates`):
     after an ingest's batches, so a passage also finds concepts that later batches brought."""
     t = time.perf_counter()
-    pending = store.ungrounded(ns, [p.id for p in passages])
+    pending = store.passages.ungrounded(ns, [p.id for p in passages])
     todo = [p for p in passages if p.id in pending]
     if not todo:
         return
     rows = store.read("namespace_version", namespace=ns)
     # A small namespace's names are read once; a large one's are looked up per batch.
     small = bool(rows) and int(rows[0]["concepts"] or 0) <= VOCABULARY_SCAN_MAX
-    whole = store.concept_vocabulary(ns) if small else None
+    whole = store.passages.concept_vocabulary(ns) if small else None
     bar = tqdm(total=len(todo), desc=f"grounding {ns}", unit="passage", disable=not progress)
     try:
         for i in range(0, len(todo), LOOKUP_BATCH):
@@ -128,7 +128,9 @@ def ground(
             links = [{"passage": passage_uid(ns, pid), "concepts": u} for pid, u in found.items()]
             for j in range(0, len(links), GROUND_BATCH):
                 stop_if_asked(should_stop, "grounding passages")
-                report.mention_links += store.link_mentions(ns, links[j : j + GROUND_BATCH])
+                report.mention_links += store.passages.link_mentions(
+                    ns, links[j : j + GROUND_BATCH]
+                )
                 bar.update(len(links[j : j + GROUND_BATCH]))
     finally:
         bar.close()

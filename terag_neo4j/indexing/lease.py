@@ -30,11 +30,11 @@ def held_lease(
     def beat() -> None:
         while not stop.wait(renew_s):
             try:
-                store.ingest_lease(namespace, LEASE_S, run_id)
+                store.namespaces.ingest_lease(namespace, LEASE_S, run_id)
             except GraphStoreError as e:  # readers re-project meanwhile; the ingest goes on
                 log.debug("could not renew the ingest lease of %s: %s", namespace, e)
 
-    store.ingest_lease(namespace, LEASE_S, run_id)
+    store.namespaces.ingest_lease(namespace, LEASE_S, run_id)
     thread = threading.Thread(target=beat, name=f"lease-{namespace}", daemon=True)
     thread.start()
     try:
@@ -43,6 +43,6 @@ def held_lease(
         stop.set()
         thread.join()
         try:
-            store.ingest_lease(namespace, 0, run_id)
+            store.namespaces.ingest_lease(namespace, 0, run_id)
         except GraphStoreError as e:  # it runs out by itself
             log.debug("could not give back the ingest lease of %s: %s", namespace, e)

@@ -40,7 +40,7 @@ from terag_neo4j.store import (
     one_line,
 )
 from terag_neo4j.store.concept_vectors import ensure_concept_vectors
-from terag_neo4j.store.document_sync import passage_provenance
+from terag_neo4j.store.passages import passage_provenance
 
 log = logging.getLogger(__name__)
 __all__ = ["Indexer", "IngestReport"]
@@ -153,10 +153,10 @@ class Indexer:
             return report
         self._stop_if_asked("preparing the namespace")
         self.store.ensure_schema()
-        self.store.ensure_search(ns, dimensions=lambda: int(self.embedder.dimensions))
+        self.store.search_indexes.ensure(ns, dimensions=lambda: int(self.embedder.dimensions))
         self._warn_if_built_differently(ns)
         stale = self._remove_stale(ns, doc_ids, passages, report)
-        present = self.store.present_passages(ns, [p.id for p in passages])
+        present = self.store.documents.present_passages(ns, [p.id for p in passages])
         todo = [p for p in passages if p.id not in present or present[p.id][0] != p.hash]
         report.passages_unchanged = len(passages) - len(todo)
         report.passages_replaced = sum(1 for p in todo if p.id in present)
@@ -168,7 +168,7 @@ class Indexer:
             and present[p.id][0] == p.hash
             and present[p.id][1] != passage_provenance(p)
         ]
-        report.passages_moved = self.store.set_provenance(ns, moved)
+        report.passages_moved = self.store.documents.set_provenance(ns, moved)
         report.count_documents(documents, passages, todo, stale, present)
         if todo:
             self._check_embedding_dimensions(ns)
@@ -207,7 +207,7 @@ class Indexer:
         if self.settings.cooccurrence == "eager":
             # A namespace made lazily gets its pairs now (a no-op once they are kept).
             t = time.perf_counter()
-            built = self.store.build_cooccurrence(ns)
+            built = self.store.cooccurrence.build(ns)
             if built is not None:
                 report.cooccurrence_rows += built
                 report.write_s += time.perf_counter() - t
@@ -219,12 +219,12 @@ class Indexer:
         if self.settings.synonym_threshold > 0:
             t = time.perf_counter()
             ensure_concept_vectors(self.store, self.embedder, ns)
-            report.synonym_links = self.store.link_synonyms(
+            report.synonym_links = self.store.synonyms.link(
                 ns, self.settings.synonym_threshold, self.settings.synonym_cap
             )
             report.synonym_s = time.perf_counter() - t
         report.total_s = time.perf_counter() - t0
-        self.store.record_run(ns, report.to_record())
+        self.store.namespaces.record_run(ns, report.to_record())
         log.debug("%s", report.summary())  # callers print or log it; the CLI prints it
         return report
 
@@ -238,10 +238,10 @@ class Indexer:
         """Delete the passages changed documents no longer have; returns them by document."""
         if not doc_ids:
             return {}
-        stale = self.store.stale_by_document(ns, doc_ids, [p.id for p in passages])
+        stale = self.store.documents.stale_by_document(ns, doc_ids, [p.id for p in passages])
         ids = [pid for pids in stale.values() for pid in pids]
         if ids:
-            report.passages_removed = self.store.delete_passages(ns, ids)
+            report.passages_removed = self.store.passages.delete(ns, ids)
             log.info("removed %d passages that changed documents no longer have", len(ids))
         return stale
 
@@ -260,7 +260,7 @@ class Indexer:
         """Refuse a model whose vectors the namespace's vector index cannot hold (loads the
         model); the namespace records the model with its next write (`_meta`)."""
         model, dims = self._embedding_model(), int(self.embedder.dimensions)
-        self.store.check_embedding_dimensions(ns, model, dims)
+        self.store.embedding_model.check_dimensions(ns, model, dims)
         inner = getattr(self.embedder, "embedder", self.embedder)
         self._embedding_meta = {
             "embedding_model": model,
@@ -357,7 +357,7 @@ class Indexer:
 
         t = time.perf_counter()
         try:
-            stats = self.store.write_passages(
+            stats = self.store.passages.write(
                 ns,
                 batch,
                 extractions,

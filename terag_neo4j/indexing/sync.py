@@ -35,7 +35,7 @@ def gone_documents(store: GraphStore, namespace: str, folders: Sequence[Path]) -
     gone: set[str] = set()
     for folder in folders:
         prefix = absolute(folder).rstrip("/") + "/"  # ids are POSIX paths
-        for doc_id, source in store.documents_under(namespace, prefix).items():
+        for doc_id, source in store.documents.under(namespace, prefix).items():
             if not os.path.exists(_file_of(doc_id, source, prefix)):
                 gone.add(doc_id)
     return sorted(gone)
@@ -54,7 +54,7 @@ def sync_folders(
         return
     if prune:
         for doc_id in report.missing_documents:
-            if store.delete_document(namespace, doc_id):
+            if store.documents.delete(namespace, doc_id):
                 report.documents_deleted += 1
         log.info("deleted %d documents whose files are gone", report.documents_deleted)
     else:

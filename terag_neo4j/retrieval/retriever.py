@@ -236,7 +236,7 @@ class Retriever:
         question_vector = Background(
             lambda: self.embed_query(query, emb), start=needs_vector(type(strategy), rc)
         )
-        self.store.ensure_search(ns, state[0])
+        self.store.search_indexes.ensure(ns, state[0])
         scope = self.scope(int(state[0]["passages"] or 0)) if strategy.walks else ""
         if scope == "global":
             graph = self.ensure_projection(ns, state[0])

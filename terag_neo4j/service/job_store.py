@@ -153,7 +153,7 @@ class JobStore:
                 for stmt in cypher_statements("job_schema"):
                     s.run(stmt).consume()
 
-        self.store._call(run)
+        self.store.call(run)
         self._schema_done = True
 
     def _write(self, name: str, **params: Any) -> dict[str, Any] | None:
@@ -333,7 +333,7 @@ class JobStore:
                     ).consume()
 
         self.ensure_schema()
-        self.store._call(run)
+        self.store.call(run)
         deleted = 0
         for r in self.store.read("job_documents_left"):
             deleted += self.delete_documents(str(r["id"]))

@@ -47,7 +47,7 @@ def ensure_concept_vectors(
         seen.update(r["uid"] for r in rows)
         vectors = embedder.embed([str(r["name"]) for r in rows])
         try:
-            store.set_concept_vectors(
+            store.synonyms.set_concept_vectors(
                 [
                     {"uid": r["uid"], "embedding": v.tolist()}
                     for r, v in zip(rows, vectors, strict=True)

@@ -1,5 +1,5 @@
-"""The lazy CO_OCCURRENCE builder: a namespace written without pairs gets them, in resumable
-batches, when a walk first needs them."""
+"""The lazy CO_OCCURRENCE builder (`store.cooccurrence`): a namespace written without pairs gets
+them, in resumable batches, when a walk first needs them."""
 
 from __future__ import annotations
 
@@ -17,8 +17,13 @@ from terag_neo4j.store.sessions import StoreCore, bump_version_tx
 log = logging.getLogger(__name__)
 
 
-class CooccurrenceBuilder(StoreCore):
-    def build_cooccurrence(
+class Cooccurrence:
+    """Building, and resetting, a namespace's CO_OCCURRENCE pairs (`store.cooccurrence`)."""
+
+    def __init__(self, core: StoreCore) -> None:
+        self.core = core
+
+    def build(
         self, namespace: str, batch: int | None = None, max_batches: int | None = None
     ) -> int | None:
         """Give a lazy namespace its CO_OCCURRENCE pairs, counted from its HAS_PASSAGE links, and
@@ -39,14 +44,14 @@ class CooccurrenceBuilder(StoreCore):
         # (schema.cypher) refuses a duplicate should that reasoning ever fail: the batch then
         # rolls back and runs again with lookups.
         seen: set[str] | None = None
-        size = batch or self.write_batch
+        size = batch or self.core.write_batch
         builder = uuid.uuid4().hex
         version: int | None = None
 
         def work(tx: ManagedTransaction) -> tuple[int, set[str], bool, int] | None:
             nonlocal seen
-            state = self._lock(tx, namespace)
-            if state not in ("lazy", "building"):  # kept, or being reset (reset_cooccurrence)
+            state = self.core.lock_namespace(tx, namespace)
+            if state not in ("lazy", "building"):  # kept, or being reset (`reset`)
                 return None
             claim = tx.run(
                 load_cypher("claim_pair_build"),
@@ -73,14 +78,14 @@ class CooccurrenceBuilder(StoreCore):
             concepts = {c for r in rows for c in r["concepts"]}
             unseen = frozenset(concepts - seen) if seen is not None else frozenset()
             deltas = pair_deltas([r["concepts"] for r in rows], +1)
-            apply_pair_deltas(tx, deltas, self.write_batch * 5, unseen)
+            apply_pair_deltas(tx, deltas, self.core.write_batch * 5, unseen)
             tx.run(load_cypher("mark_paired"), uids=[r["passage"] for r in rows]).consume()
             return len(deltas), concepts, False, at
 
         total, done = 0, 0
         while max_batches is None or done < max_batches:
             try:
-                step = self.write_tx(work)
+                step = self.core.write_tx(work)
             except ConstraintError:
                 if seen is None:
                     raise
@@ -101,20 +106,20 @@ class CooccurrenceBuilder(StoreCore):
         return total
 
     def ensure_schema(self) -> None:
-        """The schema (`schema.cypher`), after resetting namespaces whose duplicate pairs keep
-        the pair key's uniqueness constraint from being created (see `reset_cooccurrence`)."""
+        """The core's schema (`schema.cypher`), after resetting namespaces whose duplicate pairs
+        keep the pair key's uniqueness constraint from being created (see `reset`)."""
         try:
-            super().ensure_schema()
+            self.core.create_schema()
         except DatabaseError as e:
             if not (e.code or "").endswith("Schema.ConstraintCreationFailed"):
                 raise
-            for r in self.read("duplicate_pair_namespaces"):
-                self.reset_cooccurrence(r["namespace"])
-            super().ensure_schema()
-        for r in self.read("resetting_namespaces"):
-            self.reset_cooccurrence(r["namespace"])  # one whose reset was interrupted
+            for r in self.core.read("duplicate_pair_namespaces"):
+                self.reset(r["namespace"])
+            self.core.create_schema()
+        for r in self.core.read("resetting_namespaces"):
+            self.reset(r["namespace"])  # one whose reset was interrupted
 
-    def reset_cooccurrence(self, namespace: str) -> None:
+    def reset(self, namespace: str) -> None:
         """Remove a namespace's CO_OCCURRENCE pairs and make it lazy again: the next walk that
         reads pairs builds them anew (one edge per pair). For namespaces that concurrent lazy
         builds of earlier versions left with duplicate pairs; pairs are derived data, so
@@ -127,18 +132,18 @@ class CooccurrenceBuilder(StoreCore):
 
         def mark(state: str) -> Callable[[ManagedTransaction], None]:
             def work(tx: ManagedTransaction) -> None:
-                self._lock(tx, namespace)
+                self.core.lock_namespace(tx, namespace)
                 tx.run(load_cypher("set_cooccurrence"), namespace=namespace, state=state).consume()
                 bump_version_tx(tx, namespace, None)
 
             return work
 
-        self.write_tx(mark("resetting"))
+        self.core.write_tx(mark("resetting"))
 
         def run() -> None:  # batched deletes: a retry continues where the last one stopped
-            with self.session() as s:
+            with self.core.session() as s:
                 for stmt in cypher_statements("reset_cooccurrence"):
                     s.run(stmt, namespace=namespace).consume()
 
-        self._call(run)
-        self.write_tx(mark("lazy"))
+        self.core.call(run)
+        self.core.write_tx(mark("lazy"))

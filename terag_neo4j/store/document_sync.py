@@ -1,11 +1,11 @@
-"""Keeping documents in step with their files: which passages are present with what content and
-provenance, provenance of passages that only moved, and the documents read from under a folder."""
+"""Documents kept in step with their files (`store.documents`): which documents and passages are
+present with what content and provenance, provenance of passages that only moved, the documents
+read from under a folder, and deleting a document."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
 
 from neo4j import ManagedTransaction
 
@@ -13,22 +13,43 @@ from terag_neo4j.core.documents import Passage
 from terag_neo4j.core.provenance import Provenance
 from terag_neo4j.store.cypher import load_cypher
 from terag_neo4j.store.ids import passage_uid
-from terag_neo4j.store.sessions import StoreCore, chunks
+from terag_neo4j.store.passages import delete_passages_tx, provenance_row
+from terag_neo4j.store.sessions import StoreCore, bump_version_tx, chunks
 
 
-def passage_provenance(p: Passage) -> Provenance:
-    """What a passage's `Provenance` is when it is read back (an empty source is none)."""
-    return Provenance(
-        p.source or None, p.heading_path, p.page_start, p.page_end, p.char_start, p.char_end
-    )
+class Documents:
+    """The namespace's documents, as the passages that carry their ids (`store.documents`)."""
 
+    def __init__(self, core: StoreCore) -> None:
+        self.core = core
 
-def provenance_row(p: Passage) -> dict[str, Any]:
-    """The provenance properties a write sets on a passage's node."""
-    return passage_provenance(p).to_dict()
+    def present(self, namespace: str, doc_ids: Sequence[str]) -> set[str]:
+        """Which of these document ids the namespace holds passages of."""
+        present: set[str] = set()
+        for chunk in chunks(sorted(set(doc_ids)), 5000):
+            rows = self.core.read("documents_present", namespace=namespace, doc_ids=list(chunk))
+            present.update(r["doc_id"] for r in rows)
+        return present
 
+    def delete(self, namespace: str, doc_id: str) -> int:
+        """Remove a document's passages, concepts left without passages, and fix all counts."""
+        self.core.require_namespace(namespace)
 
-class DocumentSync(StoreCore):
+        def work(tx: ManagedTransaction) -> int:
+            state = self.core.lock_namespace(tx, namespace)
+            uids = [
+                r["uid"]
+                for r in tx.run(
+                    load_cypher("document_passages"), namespace=namespace, doc_id=doc_id
+                )
+            ]
+            n = delete_passages_tx(tx, uids, state)
+            if n:
+                bump_version_tx(tx, namespace, None)
+            return n
+
+        return self.core.write_tx(work)
+
     def present_passages(
         self, namespace: str, passage_ids: Sequence[str]
     ) -> dict[str, tuple[str, Provenance]]:
@@ -36,7 +57,7 @@ class DocumentSync(StoreCore):
         out: dict[str, tuple[str, Provenance]] = {}
         for chunk in chunks(list(passage_ids), 5000):
             uids = [passage_uid(namespace, pid) for pid in chunk]
-            for r in self.read("existing_passages", uids=uids):
+            for r in self.core.read("existing_passages", uids=uids):
                 out[r["id"]] = (r["hash"], Provenance.from_map(r["provenance"]))
         return out
 
@@ -52,7 +73,7 @@ class DocumentSync(StoreCore):
                 tx.run(load_cypher("set_provenance"), rows=chunk).consume()
             return len(rows)
 
-        return self.write_tx(work) if rows else 0
+        return self.core.write_tx(work) if rows else 0
 
     def stale_by_document(
         self, namespace: str, doc_ids: Sequence[str], keep: Sequence[str]
@@ -61,12 +82,14 @@ class DocumentSync(StoreCore):
         wanted = set(keep)
         stale: dict[str, list[str]] = defaultdict(list)
         for chunk in chunks(sorted(set(doc_ids)), 5000):
-            for r in self.read("document_passage_ids", namespace=namespace, doc_ids=list(chunk)):
+            for r in self.core.read(
+                "document_passage_ids", namespace=namespace, doc_ids=list(chunk)
+            ):
                 if r["id"] not in wanted:
                     stale[r["doc_id"]].append(r["id"])
         return {d: sorted(ids) for d, ids in stale.items()}
 
-    def documents_under(self, namespace: str, prefix: str) -> dict[str, str | None]:
+    def under(self, namespace: str, prefix: str) -> dict[str, str | None]:
         """Document id -> source of the namespace's documents read from under `prefix`."""
-        rows = self.read("documents_under", namespace=namespace, prefix=prefix)
+        rows = self.core.read("documents_under", namespace=namespace, prefix=prefix)
         return {r["doc_id"]: r["source"] for r in rows}

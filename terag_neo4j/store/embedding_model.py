@@ -33,16 +33,22 @@ def check_embedding_model(namespace: str, recorded: str | None, model: str) -> N
         )
 
 
-class EmbeddingModelPin(StoreCore):
-    def namespace_dimensions(self, namespace: str) -> int | None:
+class EmbeddingModelPin:
+    """The vector size a namespace's index holds, and refusing a model that does not fit it
+    (`store.embedding_model`)."""
+
+    def __init__(self, core: StoreCore) -> None:
+        self.core = core
+
+    def dimensions(self, namespace: str) -> int | None:
         """The vector size the namespace's passage index holds (None: it has none yet)."""
-        rows = self.read("namespace_vector_dimensions", index=vector_index(namespace))
+        rows = self.core.read("namespace_vector_dimensions", index=vector_index(namespace))
         size = rows[0]["dimensions"] if rows else None
         return int(size) if size is not None else None
 
-    def check_embedding_dimensions(self, namespace: str, model: str, dimensions: int) -> None:
+    def check_dimensions(self, namespace: str, model: str, dimensions: int) -> None:
         """Refuse a model whose vectors the namespace's vector index cannot hold."""
-        size = self.namespace_dimensions(namespace)
+        size = self.dimensions(namespace)
         if size is not None and size != dimensions:
             raise EmbeddingModelMismatch(
                 f"TERAG_EMBEDDING_MODEL={model!r} makes {dimensions}-dimensional vectors, but "

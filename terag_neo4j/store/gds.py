@@ -236,7 +236,7 @@ def ensure_projection(
         store.require_namespace(namespace)
     if rc.walk_cooccurrence and not rows[0]["pairs"]:
         try:
-            pairs = store.build_cooccurrence(namespace)
+            pairs = store.cooccurrence.build(namespace)
         except ClientError as e:
             if not write_refused(e):
                 raise

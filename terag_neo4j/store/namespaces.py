@@ -1,5 +1,6 @@
-"""Namespace administration: list, describe, require and drop namespaces, their version and
-ingest-run records, and a fingerprint of a namespace's whole graph.
+"""Namespace administration: list, describe and drop namespaces, their version, ingest lease
+and ingest-run records, and a fingerprint of a namespace's whole graph (`store.namespaces`;
+requiring a namespace is the core's, `StoreCore.require_namespace`, as every component needs it).
 """
 
 from __future__ import annotations
@@ -11,11 +12,10 @@ from typing import Any
 from neo4j import ManagedTransaction
 from neo4j.exceptions import ClientError
 
-from terag_neo4j.store.connection import NamespaceNotFound
 from terag_neo4j.store.cypher import cypher_statements, load_cypher
 from terag_neo4j.store.ids import check_namespace, projection_name_re
 from terag_neo4j.store.search import SearchIndexes
-from terag_neo4j.store.sessions import bump_version_tx
+from terag_neo4j.store.sessions import StoreCore, bump_version_tx
 
 
 @dataclass
@@ -41,35 +41,52 @@ class NamespaceInfo:
     documents: int = 0  # distinct document ids of its passages
 
 
-class NamespaceAdmin(SearchIndexes):
+class Namespaces:
+    """The namespaces of the database (`store.namespaces`); dropping one drops its search
+    indexes first, so it is given them."""
+
+    def __init__(self, core: StoreCore, search_indexes: SearchIndexes) -> None:
+        self.core = core
+        self.search_indexes = search_indexes
+
     def bump_version(self, namespace: str, meta: dict[str, Any] | None = None) -> int:
         def work(tx: ManagedTransaction) -> int:
-            self._lock(tx, namespace)
+            self.core.lock_namespace(tx, namespace)
             return bump_version_tx(tx, namespace, meta)
 
-        return self.write_tx(work)
+        return self.core.write_tx(work)
 
     def record_run(self, namespace: str, run: dict[str, Any]) -> None:
-        self.write_tx(
+        self.core.write_tx(
             lambda tx: tx.run(load_cypher("record_run"), namespace=namespace, run=run).consume()
         )
 
-    def drop_namespace(self, namespace: str) -> None:
+    def ingest_lease(self, namespace: str, seconds: float, run_id: str = "manual") -> None:
+        """Hold for `seconds` (or, with 0, give back) the ingest lease of run `run_id` on the
+        namespace (`ingest_lease.cypher`)."""
+        name = "ingest_lease" if seconds > 0 else "release_lease"
+        self.core.write_tx(
+            lambda tx: tx.run(
+                load_cypher(name), namespace=namespace, seconds=int(seconds), run_id=run_id
+            ).consume()
+        )
+
+    def drop(self, namespace: str) -> None:
         """Mark the namespace as being dropped (under its write lock: a running ingest's batch
         finishes first, its next one is refused), drop its indexes, then delete its graph."""
-        self.write_tx(
+        self.core.write_tx(
             lambda tx: tx.run(load_cypher("mark_dropping"), namespace=namespace).consume()
         )
-        self.drop_search(namespace)
+        self.search_indexes.drop(namespace)
 
         def run() -> None:  # batched deletes: a retry continues where the last one stopped
-            with self.session() as s:
+            with self.core.session() as s:
                 for stmt in cypher_statements("drop_namespace"):
                     s.run(stmt, namespace=namespace).consume()
 
-        self._call(run)
+        self.core.call(run)
 
-    def namespaces(self) -> list[NamespaceInfo]:
+    def all(self) -> list[NamespaceInfo]:
         return [
             NamespaceInfo(
                 name=r["name"],
@@ -83,25 +100,17 @@ class NamespaceAdmin(SearchIndexes):
                 input_tokens=r["input_tokens"] or 0,
                 output_tokens=r["output_tokens"] or 0,
             )
-            for r in self.read("namespaces")
+            for r in self.core.read("namespaces")
         ]
 
-    def namespace_exists(self, namespace: str) -> bool:
-        return bool(self.read("namespace_version", namespace=namespace))
-
-    def require_namespace(self, namespace: str) -> None:
-        check_namespace(namespace)
-        if not self.read("namespace_version", namespace=namespace):
-            known = ", ".join(n.name for n in self.namespaces()) or "none yet"
-            raise NamespaceNotFound(
-                f"namespace {namespace!r} does not exist (known: {known}); index documents into it first"
-            )
+    def exists(self, namespace: str) -> bool:
+        return bool(self.core.read("namespace_version", namespace=namespace))
 
     def describe(self, namespace: str) -> NamespaceInfo:
         check_namespace(namespace)
-        rows = self.read("describe_namespace", namespace=namespace)
+        rows = self.core.read("describe_namespace", namespace=namespace)
         if not rows:
-            self.require_namespace(namespace)
+            self.core.require_namespace(namespace)
         r = rows[0]
         runs = [
             {k: (str(v) if hasattr(v, "iso_format") else v) for k, v in run.items()}
@@ -139,7 +148,7 @@ class NamespaceAdmin(SearchIndexes):
         """The namespace's GDS projections and the memory they take (none without GDS)."""
         pattern = projection_name_re(namespace)
         try:
-            rows = self.read("gds_graphs", prefix=f"terag_{namespace}_")
+            rows = self.core.read("gds_graphs", prefix=f"terag_{namespace}_")
         except ClientError:  # no GDS in this Neo4j: nothing is projected
             return []
         return [
@@ -155,7 +164,7 @@ class NamespaceAdmin(SearchIndexes):
 
     def fingerprint(self, namespace: str) -> str:
         """A hash of the whole namespace graph: equal before and after an idempotent re-ingest."""
-        rows = self.read("fingerprint", namespace=namespace)
+        rows = self.core.read("fingerprint", namespace=namespace)
         h = hashlib.sha256()
         for part in ("passages", "concepts", "links", "cooc"):
             for item in sorted(rows[0][part]):

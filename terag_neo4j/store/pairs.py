@@ -40,7 +40,7 @@ def pairs_of(uids: set[str]) -> Counter[tuple[str, str]]:
 
 
 def pairs_counted(state: str, paired: bool | None) -> bool:
-    """Whether a passage's pairs are in the CO_OCCURRENCE counts (see `StoreCore._lock`)."""
+    """Whether a passage's pairs are in the CO_OCCURRENCE counts (see `StoreCore.lock_namespace`)."""
     return state == "kept" or (state == "building" and bool(paired))
 
 

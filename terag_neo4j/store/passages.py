@@ -1,5 +1,6 @@
-"""Passage writes: add, replace (budget mode's merged concepts) and delete passages, each in one
-transaction that keeps concept frequencies, CO_OCCURRENCE counts and the namespace version right.
+"""Passage writes (`store.passages`): add, replace (budget mode's merged concepts) and delete
+passages, each in one transaction that keeps concept frequencies, CO_OCCURRENCE counts and the
+namespace version right, and grounding's links and lookups.
 """
 
 from __future__ import annotations
@@ -13,10 +14,9 @@ from neo4j import ManagedTransaction
 
 from terag_neo4j.core.concepts import Concept, Extraction
 from terag_neo4j.core.documents import Passage
+from terag_neo4j.core.provenance import Provenance
 from terag_neo4j.store.cypher import load_cypher
-from terag_neo4j.store.document_sync import provenance_row
 from terag_neo4j.store.ids import concept_uid, passage_label, passage_uid
-from terag_neo4j.store.namespaces import NamespaceAdmin
 from terag_neo4j.store.pairs import (
     apply_pair_deltas,
     pair_deltas,
@@ -25,7 +25,7 @@ from terag_neo4j.store.pairs import (
     pairs_of,
 )
 from terag_neo4j.store.search import search_fields
-from terag_neo4j.store.sessions import bump_version_tx, chunks
+from terag_neo4j.store.sessions import StoreCore, bump_version_tx, chunks
 
 
 @dataclass
@@ -35,6 +35,18 @@ class WriteStats:
     has_passage: int = 0
     cooccurrence_rows: int = 0
     deleted_passages: int = 0
+
+
+def passage_provenance(p: Passage) -> Provenance:
+    """What a passage's `Provenance` is when it is read back (an empty source is none)."""
+    return Provenance(
+        p.source or None, p.heading_path, p.page_start, p.page_end, p.char_start, p.char_end
+    )
+
+
+def provenance_row(p: Passage) -> dict[str, Any]:
+    """The provenance properties a write sets on a passage's node."""
+    return passage_provenance(p).to_dict()
 
 
 def _concept_row(uid: str, c: Concept, vectors: dict[str, Sequence[float]]) -> dict[str, Any]:
@@ -65,10 +77,13 @@ def delete_passages_tx(tx: ManagedTransaction, uids: Sequence[str], state: str) 
     return len(rows)
 
 
-class PassageWrites(NamespaceAdmin):
-    """Passage writes (on `NamespaceAdmin`: deleting a document first requires its namespace)."""
+class Passages:
+    """Passage writes and grounding's lookups (`store.passages`)."""
 
-    def write_passages(
+    def __init__(self, core: StoreCore) -> None:
+        self.core = core
+
+    def write(
         self,
         namespace: str,
         passages: Sequence[Passage],
@@ -89,7 +104,7 @@ class PassageWrites(NamespaceAdmin):
 
         def work(tx: ManagedTransaction) -> WriteStats:
             stats = WriteStats()
-            lock = self._lock_row(tx, namespace)
+            lock = self.core.lock_row(tx, namespace)
             state = str(lock["cooccurrence"])
             uids = [passage_uid(namespace, p.id) for p in passages]
             present = {
@@ -113,9 +128,9 @@ class PassageWrites(NamespaceAdmin):
             bump_version_tx(tx, namespace, meta)
             return stats
 
-        return self.write_tx(work)
+        return self.core.write_tx(work)
 
-    def replace_passages(
+    def replace(
         self,
         namespace: str,
         passages: Sequence[Passage],
@@ -135,7 +150,7 @@ class PassageWrites(NamespaceAdmin):
 
         def work(tx: ManagedTransaction) -> WriteStats:
             stats = WriteStats()
-            state = self._lock(tx, namespace)
+            state = self.core.lock_namespace(tx, namespace)
             uids = [passage_uid(namespace, p.id) for p in passages]
             pending = {r["id"]: r["hash"] for r in tx.run(load_cypher("core_unmerged"), uids=uids)}
             todo = [p for p in passages if pending.get(p.id) == p.hash]
@@ -166,28 +181,28 @@ class PassageWrites(NamespaceAdmin):
             gained_uids = {c for g in gained for c in g["concepts"]}
             wanted = [cu for cu in concept_rows if cu in gained_uids]
             existing: set[str] = set()
-            for chunk in chunks(wanted, self.write_batch * 5):
+            for chunk in chunks(wanted, self.core.write_batch * 5):
                 existing.update(
                     r["uid"] for r in tx.run(load_cypher("existing_concepts"), uids=list(chunk))
                 )
             created = frozenset(wanted) - existing
             crow = [concept_rows[cu] for cu in wanted if cu in created]
-            for rows in chunks(crow, self.write_batch):
+            for rows in chunks(crow, self.core.write_batch):
                 tx.run(load_cypher("upsert_concepts"), rows=rows, namespace=namespace).consume()
-            for rows in chunks(lost, self.write_batch):
+            for rows in chunks(lost, self.core.write_batch):
                 tx.run(load_cypher("unlink_passages"), rows=rows).consume()
-            for rows in chunks(gained, self.write_batch):
+            for rows in chunks(gained, self.core.write_batch):
                 tx.run(load_cypher("link_passages"), rows=rows).consume()
             pairs = [
                 {"a": a, "b": b, "pair": pair_key(a, b), "delta": d}
                 for (a, b), d in pair_delta.items()
                 if d
             ]
-            apply_pair_deltas(tx, pairs, self.write_batch * 5, created)
+            apply_pair_deltas(tx, pairs, self.core.write_batch * 5, created)
             touched = sorted(gained_uids | {c for x in lost for c in x["concepts"]})
-            for chunk in chunks(touched, self.write_batch * 5):
+            for chunk in chunks(touched, self.core.write_batch * 5):
                 tx.run(load_cypher("prune_concepts"), uids=list(chunk)).consume()
-            for rows in chunks(counts, self.write_batch):
+            for rows in chunks(counts, self.core.write_batch):
                 tx.run(load_cypher("set_concept_count"), rows=rows).consume()
             tx.run(load_cypher("mark_core"), uids=todo_uids, merged=True).consume()
             stats.passages = len(todo)
@@ -197,7 +212,7 @@ class PassageWrites(NamespaceAdmin):
             bump_version_tx(tx, namespace, meta)
             return stats
 
-        return self.write_tx(work)
+        return self.core.write_tx(work)
 
     def _write_new_tx(
         self,
@@ -241,7 +256,7 @@ class PassageWrites(NamespaceAdmin):
             for p in new
         ]
         label = passage_label(namespace)
-        for rows in chunks(prow, self.write_batch):
+        for rows in chunks(prow, self.core.write_batch):
             tx.run(
                 load_cypher("upsert_passages"),
                 rows=rows,
@@ -250,19 +265,19 @@ class PassageWrites(NamespaceAdmin):
                 since=since,
             ).consume()
         existing: set[str] = set()
-        for uids_chunk in chunks(list(concept_rows), self.write_batch * 5):
+        for uids_chunk in chunks(list(concept_rows), self.core.write_batch * 5):
             existing.update(
                 r["uid"] for r in tx.run(load_cypher("existing_concepts"), uids=uids_chunk)
             )
         created = frozenset(concept_rows) - existing
         crow = [row for uid, row in concept_rows.items() if uid in created]
-        for rows in chunks(crow, self.write_batch):
+        for rows in chunks(crow, self.core.write_batch):
             tx.run(load_cypher("upsert_concepts"), rows=rows, namespace=namespace).consume()
-        for rows in chunks(links, self.write_batch):
+        for rows in chunks(links, self.core.write_batch):
             tx.run(load_cypher("link_passages"), rows=rows).consume()
         pairs = pair_deltas([link["concepts"] for link in links], +1) if pairs_kept else []
-        apply_pair_deltas(tx, pairs, self.write_batch * 5, created)
-        for freq_uids in chunks(list(concept_rows), self.write_batch * 5):
+        apply_pair_deltas(tx, pairs, self.core.write_batch * 5, created)
+        for freq_uids in chunks(list(concept_rows), self.core.write_batch * 5):
             tx.run(load_cypher("update_frequency"), uids=freq_uids).consume()
         stats.passages += len(new)
         stats.concepts_touched += len(concept_rows)
@@ -275,26 +290,26 @@ class PassageWrites(NamespaceAdmin):
         anything was added. Links that exist stay as they are; returns the links added."""
 
         def work(tx: ManagedTransaction) -> int:
-            self._lock(tx, namespace)
+            self.core.lock_namespace(tx, namespace)
             added = 0
-            for chunk in chunks(list(rows), self.write_batch):
+            for chunk in chunks(list(rows), self.core.write_batch):
                 rec = tx.run(load_cypher("link_mentions"), rows=list(chunk)).single()
                 added += int(rec["links"]) if rec else 0
             if added:
                 touched = sorted({c for r in rows for c in r["concepts"]})
-                for uids in chunks(touched, self.write_batch * 5):
+                for uids in chunks(touched, self.core.write_batch * 5):
                     tx.run(load_cypher("update_frequency"), uids=list(uids)).consume()
                 bump_version_tx(tx, namespace, None)
             return added
 
-        return self.write_tx(work)
+        return self.core.write_tx(work)
 
     def ungrounded(self, namespace: str, passage_ids: Sequence[str]) -> set[str]:
         """Which of these passages have not been linked to the concepts they name yet."""
         out: set[str] = set()
         for chunk in chunks(list(passage_ids), 5000):
             uids = [passage_uid(namespace, pid) for pid in chunk]
-            out.update(r["id"] for r in self.read("ungrounded_passages", uids=uids))
+            out.update(r["id"] for r in self.core.read("ungrounded_passages", uids=uids))
         return out
 
     def concept_vocabulary(
@@ -303,11 +318,11 @@ class PassageWrites(NamespaceAdmin):
         """{normalised name: concept uids} of the namespace: all of it, or for these names."""
         out: dict[str, list[str]] = {}
         if norms is None:
-            rows = self.read("concept_names", namespace=namespace)
+            rows = self.core.read("concept_names", namespace=namespace)
         else:
             rows = []
             for chunk in chunks(sorted(set(norms)), 20_000):
-                rows += self.read("concepts_named", namespace=namespace, norms=list(chunk))
+                rows += self.core.read("concepts_named", namespace=namespace, norms=list(chunk))
         for r in rows:
             out.setdefault(r["norm"], []).append(r["uid"])
         return out
@@ -319,21 +334,11 @@ class PassageWrites(NamespaceAdmin):
         `prefixes` that are either (`concept_prefixes.cypher`)."""
         out: dict[str, tuple[list[str], bool]] = {}
         for chunk in chunks(list(prefixes), 20_000):
-            for r in self.read("concept_prefixes", namespace=namespace, prefixes=list(chunk)):
+            for r in self.core.read("concept_prefixes", namespace=namespace, prefixes=list(chunk)):
                 out[r["prefix"]] = (list(r["uids"]), bool(r["longer"]))
         return out
 
-    def ingest_lease(self, namespace: str, seconds: float, run_id: str = "manual") -> None:
-        """Hold for `seconds` (or, with 0, give back) the ingest lease of run `run_id` on the
-        namespace (`ingest_lease.cypher`)."""
-        name = "ingest_lease" if seconds > 0 else "release_lease"
-        self.write_tx(
-            lambda tx: tx.run(
-                load_cypher(name), namespace=namespace, seconds=int(seconds), run_id=run_id
-            ).consume()
-        )
-
-    def delete_passages(
+    def delete(
         self, namespace: str, passage_ids: Sequence[str], meta: dict[str, Any] | None = None
     ) -> int:
         """Remove passages (fixing counts and co-occurrences) and bump the version, in one go."""
@@ -341,37 +346,10 @@ class PassageWrites(NamespaceAdmin):
             return 0
 
         def work(tx: ManagedTransaction) -> int:
-            state = self._lock(tx, namespace)
+            state = self.core.lock_namespace(tx, namespace)
             n = delete_passages_tx(tx, [passage_uid(namespace, pid) for pid in passage_ids], state)
             if n:
                 bump_version_tx(tx, namespace, meta)
             return n
 
-        return self.write_tx(work)
-
-    def documents_present(self, namespace: str, doc_ids: Sequence[str]) -> set[str]:
-        """Which of these document ids the namespace holds passages of."""
-        present: set[str] = set()
-        for chunk in chunks(sorted(set(doc_ids)), 5000):
-            rows = self.read("documents_present", namespace=namespace, doc_ids=list(chunk))
-            present.update(r["doc_id"] for r in rows)
-        return present
-
-    def delete_document(self, namespace: str, doc_id: str) -> int:
-        """Remove a document's passages, concepts left without passages, and fix all counts."""
-        self.require_namespace(namespace)
-
-        def work(tx: ManagedTransaction) -> int:
-            state = self._lock(tx, namespace)
-            uids = [
-                r["uid"]
-                for r in tx.run(
-                    load_cypher("document_passages"), namespace=namespace, doc_id=doc_id
-                )
-            ]
-            n = delete_passages_tx(tx, uids, state)
-            if n:
-                bump_version_tx(tx, namespace, None)
-            return n
-
-        return self.write_tx(work)
+        return self.core.write_tx(work)

@@ -33,17 +33,15 @@ def search_fields(title: str | None, text: str | None) -> dict[str, str]:
     return {"ft_title": fold(title or ""), "ft_text": fold(text or "")}
 
 
-class SearchIndexes(StoreCore):
-    _searchable: set[str]
+class SearchIndexes:
+    """The namespaces' own search indexes (`store.search_indexes`)."""
 
-    def _search_ready(self) -> set[str]:
-        # Namespaces this store has seen with their indexes made (an attribute of the mixin,
-        # made on first use so StoreCore's constructor stays as it is).
-        if not hasattr(self, "_searchable"):
-            self._searchable = set()
-        return self._searchable
+    def __init__(self, core: StoreCore) -> None:
+        self.core = core
+        # Namespaces this store has seen with their indexes made
+        self.ready: set[str] = set()
 
-    def ensure_search(
+    def ensure(
         self,
         namespace: str,
         state: dict[str, Any] | None = None,
@@ -53,7 +51,7 @@ class SearchIndexes(StoreCore):
         they are online. `state` is the namespace's `namespace_version` row, when read;
         `dimensions` gives its embedding model's vector size (asked only when an index is made;
         else the size the namespace recorded, else VECTOR_DIMENSIONS)."""
-        ready = self._search_ready()
+        ready = self.ready
         if namespace in ready:
             return
         if state is not None and state.get("search") == SEARCH_VERSION:
@@ -64,7 +62,7 @@ class SearchIndexes(StoreCore):
             dims = int(recorded or (dimensions() if dimensions else VECTOR_DIMENSIONS))
             self._create_indexes(namespace, dims)
             moved = self._backfill(namespace)
-            self.write_tx(
+            self.core.write_tx(
                 lambda tx: tx.run(
                     load_cypher("mark_searchable"), namespace=namespace, search=SEARCH_VERSION
                 ).consume()
@@ -90,7 +88,7 @@ class SearchIndexes(StoreCore):
         }
 
         def run() -> None:
-            with self.session() as s:
+            with self.core.session() as s:
                 for stmt in cypher_statements("namespace_indexes"):
                     s.run(
                         stmt.replace("__LABEL__", label), dimensions=dimensions, **names
@@ -98,35 +96,35 @@ class SearchIndexes(StoreCore):
                 for name in names.values():
                     s.run(load_cypher("await_index"), name=name, seconds=INDEX_WAIT_S).consume()
 
-        self._call(run)
+        self.core.call(run)
 
     def _backfill(self, namespace: str, batch: int = 2000) -> int:
         label = passage_label(namespace)
         moved = 0
         while True:
-            rows = self.read("unsearchable_passages", namespace=namespace, limit=batch)
+            rows = self.core.read("unsearchable_passages", namespace=namespace, limit=batch)
             if not rows:
                 return moved
             fields = [{"uid": r["uid"], **search_fields(r["title"], r["text"])} for r in rows]
-            self.write_tx(
+            self.core.write_tx(
                 lambda tx, f=fields: tx.run(  # type: ignore[misc]
                     load_cypher("searchable_passages"), rows=f, label=label
                 ).consume()
             )
             moved += len(rows)
 
-    def drop_search(self, namespace: str) -> None:
+    def drop(self, namespace: str) -> None:
         """Drop the namespace's indexes (before its nodes: deleting them then costs no updates)."""
 
         def run() -> None:
-            with self.session() as s:
+            with self.core.session() as s:
                 for name in (text_index(namespace), vector_index(namespace)):
                     s.run(load_cypher("drop_index"), name=name).consume()
 
-        self._call(run)
-        self._search_ready().discard(namespace)
+        self.core.call(run)
+        self.ready.discard(namespace)
 
-    def forget_search(self, namespaces: Sequence[str]) -> None:
+    def forget(self, namespaces: Sequence[str]) -> None:
         """Ask again whether these namespaces have their indexes (another process dropped one)."""
         for ns in namespaces:
-            self._search_ready().discard(ns)
+            self.ready.discard(ns)

@@ -1,8 +1,9 @@
 """The store's plumbing: sessions, retries and error translation around every query, the schema,
 and the namespace write lock and version that every write goes through.
 
-The other store modules are mixins on `StoreCore`; each adds one job's queries on top of `read`,
-`execute` and `write_tx`.
+`GraphStore` is a `StoreCore`; each of its components (passages, documents, namespaces, ...)
+takes the core in its constructor and runs its one job's queries through `read`, `execute`,
+`write_tx`, `call` and, inside a write's transaction, `lock_namespace`.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from terag_neo4j.store.connection import (
     CONNECTION_ERRORS,
     GraphStoreError,
     InFlight,
+    NamespaceNotFound,
     Target,
     connect,
     driver_address,
@@ -39,6 +41,7 @@ from terag_neo4j.store.connection import (
     verify,
 )
 from terag_neo4j.store.cypher import cypher_statements, load_cypher
+from terag_neo4j.store.ids import check_namespace
 from terag_neo4j.store.migrations import migrate_passage_ids_tx, needs_migration
 
 T = TypeVar("T")
@@ -88,7 +91,7 @@ class StoreCore:
         self.database = database
         self.write_batch = write_batch
         # What a namespace created by this store does with CO_OCCURRENCE (Settings.cooccurrence)
-        self.cooccurrence = cooccurrence
+        self.cooccurrence_mode = cooccurrence
         self.timeout_s = timeout_s
         self.uri = uri or "the configured URI"
         # Every session holds it: `close` never closes the driver under a running call
@@ -164,7 +167,9 @@ class StoreCore:
             reraise=True,
         )
 
-    def _call(self, fn: Callable[[], T]) -> T:
+    def call(self, fn: Callable[[], T]) -> T:
+        """Run `fn` (which opens its own sessions) with the retries and error translation of
+        every query: for work that is not one read or one transaction."""
         with neo4j_errors(self.uri):
             result: T = self._retrying()(fn)
         return result
@@ -176,7 +181,7 @@ class StoreCore:
                     lambda tx: [r.data() for r in tx.run(load_cypher(name), **params)]
                 )
 
-        return self._call(run)
+        return self.call(run)
 
     def read_vectors(
         self, name: str, vector: str, **params: Any
@@ -207,7 +212,7 @@ class StoreCore:
             with self.session() as s:
                 return s.execute_read(work)
 
-        return self._call(run)
+        return self.call(run)
 
     def execute(self, name: str, **params: Any) -> list[dict[str, Any]]:
         """An auto-commit query (GDS catalog procedures: projecting, dropping in-memory graphs),
@@ -219,7 +224,7 @@ class StoreCore:
             with self.session(read=True) as s:
                 return [r.data() for r in s.run(load_cypher(name), **params)]
 
-        return self._call(run)
+        return self.call(run)
 
     @property
     def reading_only(self) -> bool:
@@ -250,9 +255,11 @@ class StoreCore:
                     return s.execute_read(fn)
                 return s.execute_write(fn)
 
-        return self._call(run)
+        return self.call(run)
 
-    def ensure_schema(self) -> None:
+    def create_schema(self) -> None:
+        """Run `schema.cypher` (`GraphStore.ensure_schema` first repairs what would refuse it)."""
+
         def run() -> None:  # idempotent, so safe to retry as a whole
             with self.session() as s:
                 for stmt in cypher_statements("schema"):
@@ -263,19 +270,28 @@ class StoreCore:
                         if "EquivalentSchemaRule" not in (e.code or ""):
                             raise
 
-        self._call(run)
+        self.call(run)
 
-    def _lock(self, tx: ManagedTransaction, namespace: str) -> str:
+    def require_namespace(self, namespace: str) -> None:
+        """Refuse a namespace name that is not valid, or a namespace that does not exist."""
+        check_namespace(namespace)
+        if not self.read("namespace_version", namespace=namespace):
+            known = ", ".join(r["name"] for r in self.read("namespaces")) or "none yet"
+            raise NamespaceNotFound(
+                f"namespace {namespace!r} does not exist (known: {known}); index documents into it first"
+            )
+
+    def lock_namespace(self, tx: ManagedTransaction, namespace: str) -> str:
         """Take the namespace's write lock (creating it on first use) and return the state of
         its CO_OCCURRENCE pairs: 'kept' (every write keeps them), 'lazy' (none yet),
-        'building' (kept for the passages marked `paired`; `build_cooccurrence` does the rest)
-        or 'resetting' (being removed by `reset_cooccurrence`; writers leave them alone)."""
-        return str(self._lock_row(tx, namespace)["cooccurrence"])
+        'building' (kept for the passages marked `paired`; `Cooccurrence.build` does the rest)
+        or 'resetting' (being removed by `Cooccurrence.reset`; writers leave them alone)."""
+        return str(self.lock_row(tx, namespace)["cooccurrence"])
 
-    def _lock_row(self, tx: ManagedTransaction, namespace: str) -> dict[str, Any]:
-        """`_lock`'s whole row (version, cooccurrence, epoch); refuses a namespace that is being
+    def lock_row(self, tx: ManagedTransaction, namespace: str) -> dict[str, Any]:
+        """`lock_namespace`'s whole row (version, cooccurrence, epoch); refuses a namespace that is being
         dropped, or that is not the incarnation this thread's writer started on (`writing`)."""
-        mode = "lazy" if self.cooccurrence == "lazy" else "kept"
+        mode = "lazy" if self.cooccurrence_mode == "lazy" else "kept"
         rec = tx.run(
             load_cypher("lock_namespace"),
             namespace=namespace,

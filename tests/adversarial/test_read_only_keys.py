@@ -64,7 +64,7 @@ async def test_a_read_only_key_never_writes(pair_walk_service: Service) -> None:
     ns = svc.ns_a
     with TeragClient(svc.settings) as local:
         if local.stats(ns).cooccurrence != "lazy":
-            local.store.reset_cooccurrence(ns)
+            local.store.cooccurrence.reset(ns)
         try:
             before = snapshot(local, ns)
             assert before["pairs"] == 0 and before["ns"]["cooccurrence"] == "lazy"
@@ -101,4 +101,4 @@ async def test_a_read_only_key_never_writes(pair_walk_service: Service) -> None:
                 assert not got.is_error, text_of(got)
             assert snapshot(local, ns) == built
         finally:
-            local.store.reset_cooccurrence(ns)  # as the other tests found it: lazy
+            local.store.cooccurrence.reset(ns)  # as the other tests found it: lazy

@@ -98,13 +98,13 @@ def test_an_ingest_survives_ollama_being_killed(
             # What was extracted before the kill came from the cache, the rest from the LLM.
             assert report.extracted_cached >= done_before
             assert report.extracted_cached + report.extracted_fresh == report.passages_new
-            resumed = client.store.fingerprint(namespace)
+            resumed = client.store.namespaces.fingerprint(namespace)
             assert client.stats().passages == len(docs)
 
         clean_ns = f"{namespace}-clean"
         with TeragClient(settings, namespace=clean_ns) as clean:
             clean.index(docs, progress=False)
-            assert clean.store.fingerprint(clean_ns) == resumed
+            assert clean.store.namespaces.fingerprint(clean_ns) == resumed
         print(f"\nthe ingest failed {failed_after:.1f}s after the kill: {message}")
     finally:
         for s in (server, restarted):

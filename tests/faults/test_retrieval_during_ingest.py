@@ -76,14 +76,14 @@ def test_retrievals_during_an_ingest_see_committed_data_only(
             writer.cache,
             batch_passages=3,
         )
-        write = writer.store.write_passages
+        write = writer.store.passages.write
 
         def write_and_record(*args: object, **kw: object) -> object:
             stats = write(*args, **kw)  # type: ignore[arg-type]
             seen.update(committed_passages(writer.store, namespace))  # after the commit
             return stats
 
-        writer.store.write_passages = write_and_record  # type: ignore[method-assign]
+        writer.store.passages.write = write_and_record  # type: ignore[method-assign]
 
         def loop() -> None:
             i = 0

@@ -120,10 +120,10 @@ def test_mentions_link_every_passage_that_names_a_concept(
     named = {r["title"] for r in rows if r["norm"] == "radiation therapy"}
     assert {"radiation notes", "Gliomas > Treatment"} <= named
     # a rerun changes nothing
-    before = guides.store.fingerprint(ns)
+    before = guides.store.namespaces.fingerprint(ns)
     report = guides.index([folder], progress=False)
     assert report.passages_new == 0 and report.mention_links == 0
-    assert guides.store.fingerprint(ns) == before
+    assert guides.store.namespaces.fingerprint(ns) == before
 
 
 def test_a_concept_goes_with_the_last_passage_that_extracts_it(spacy_client: TeragClient) -> None:
@@ -177,13 +177,13 @@ def test_readers_keep_their_projection_while_an_ingest_holds_the_lease(
     ns = guides.settings.namespace
     r = guides.retriever
     g1 = r.ensure_projection(ns)
-    guides.store.ingest_lease(ns, 60)
+    guides.store.namespaces.ingest_lease(ns, 60)
     try:
-        guides.store.bump_version(ns)  # what every ingest batch does
+        guides.store.namespaces.bump_version(ns)  # what every ingest batch does
         r._projected.clear()  # another reader, that has not seen the catalog yet
         assert r.ensure_projection(ns) == g1  # no new projection while the ingest writes
     finally:
-        guides.store.ingest_lease(ns, 0)
+        guides.store.namespaces.ingest_lease(ns, 0)
     g2 = r.ensure_projection(ns)
     assert g2 != g1
     assert gds.projections(guides.store, ns) == {g2}  # the old one was dropped

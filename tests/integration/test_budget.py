@@ -99,12 +99,12 @@ def test_budget_gives_llm_concepts_to_exactly_the_chosen_passages(
         assert report.input_per_passage == pytest.approx(
             (report.input_tokens + report.cached_input_tokens) / N
         )
-        total, core = client.store.core_state(namespace)
+        total, core = client.store.budget.core_state(namespace)
         assert total == N and set(core) == expected_core and all(core.values())
         assert _consistency(client, namespace) == CONSISTENT
 
         by_id = {d.id: d for d in docs}
-        assert client.store.core_pending(namespace) == []  # nothing left to merge
+        assert client.store.budget.core_pending(namespace) == []  # nothing left to merge
         spacy = SpacyExtractor()
         recorded = RecordedExtractor(recorded_file())
         all_passages = list(to_passages(docs, 256, 32))
@@ -131,16 +131,16 @@ def test_budget_gives_llm_concepts_to_exactly_the_chosen_passages(
         assert gained >= target // 2
 
         # Re-running the same budget changes nothing and pays nothing.
-        before = client.store.fingerprint(namespace)
+        before = client.store.namespaces.fingerprint(namespace)
         again = client.index(docs, progress=False)
         assert again.core_selected == again.core_merged == again.passages_new == 0
         assert again.input_tokens == again.cached_input_tokens == 0
-        assert client.store.fingerprint(namespace) == before
+        assert client.store.namespaces.fingerprint(namespace) == before
 
         # Deleting a core document removes it and its LLM concepts; the graph stays consistent.
         gone = sorted(core)[0]
         assert client.delete(gone) == 1
-        total, core_after = client.store.core_state(namespace)
+        total, core_after = client.store.budget.core_state(namespace)
         assert total == N - 1 and set(core_after) == set(core) - {gone}
         assert _consistency(client, namespace) == CONSISTENT
 
@@ -149,7 +149,7 @@ def test_budget_gives_llm_concepts_to_exactly_the_chosen_passages(
         assert back.passages_new == 1 and back.core_selected == 1 and back.core_merged == 1
         assert back.core_extracted_cached == 1 and back.core_extracted_fresh == 0
         assert back.input_tokens == 0  # nothing paid again
-        assert len(client.store.core_state(namespace)[1]) == target
+        assert len(client.store.budget.core_state(namespace)[1]) == target
         assert _consistency(client, namespace) == CONSISTENT
 
 
@@ -162,15 +162,15 @@ def test_an_interrupted_budget_run_resumes_with_the_same_choice(
         def down(*a: object, **k: object) -> None:
             raise GraphStoreError("Neo4j went away")
 
-        monkeypatch.setattr(client.store, "replace_passages", down)
+        monkeypatch.setattr(client.store.passages, "replace", down)
         with pytest.raises(GraphStoreError):
             client.index(docs, progress=False)
         monkeypatch.undo()
-        _, chosen = client.store.core_state(namespace)
+        _, chosen = client.store.budget.core_state(namespace)
         assert len(chosen) == target and not any(chosen.values())
 
         report = client.index(docs, progress=False)
-        _, core = client.store.core_state(namespace)
+        _, core = client.store.budget.core_state(namespace)
         assert set(core) == set(chosen) and all(core.values())
         assert report.core_selected == 0 and report.core_merged == target
         # the interrupted run's LLM extractions were cached: the resumed run pays nothing

@@ -38,7 +38,7 @@ def test_drop_removes_projections_without_building_the_retriever(
         admin.drop()
         assert admin._retriever is None and admin._extractor is None and admin._llm is None
         assert not projections(admin.store, namespace)
-        assert not admin.store.namespace_exists(namespace)
+        assert not admin.store.namespaces.exists(namespace)
 
 
 def test_a_drop_that_cannot_drop_the_projections_keeps_the_namespace(
@@ -60,12 +60,12 @@ def test_a_drop_that_cannot_drop_the_projections_keeps_the_namespace(
         spacy_client.drop()
     assert "\n" not in str(failed.value) and "GDS projections" in str(failed.value)
     # Nothing was dropped, so nothing is left in GDS memory without its namespace; a retry works.
-    assert spacy_client.store.namespace_exists(namespace)
+    assert spacy_client.store.namespaces.exists(namespace)
     assert projections(spacy_client.store, namespace) == graphs
     monkeypatch.undo()
     spacy_client.drop()
     assert not projections(spacy_client.store, namespace)
-    assert not spacy_client.store.namespace_exists(namespace)
+    assert not spacy_client.store.namespaces.exists(namespace)
 
 
 def test_close_closes_the_llm_client(base_settings: Settings, namespace: str) -> None:

@@ -162,7 +162,7 @@ def test_a_model_of_another_size_gets_a_vector_index_of_its_size(
     with TeragClient(settings, namespace=namespace) as client:
         client.index([SAMPLE], progress=False)
         assert recorded_model(client, namespace) == (str(model_of_128_dimensions), 128)
-        assert client.store.namespace_dimensions(namespace) == 128
+        assert client.store.embedding_model.dimensions(namespace) == 128
         assert client.retrieve(QUESTION, mode="dense").passages
 
 

@@ -32,7 +32,7 @@ def test_the_word_by_word_lookup_finds_what_the_whole_vocabulary_finds(
     docs = [Document(id=f"t{i}", title="", text=t, is_passage=True) for i, t in enumerate(texts)]
     passages = list(to_passages(docs, 512, 0))
     store = spacy_client.store
-    vocabulary = store.concept_vocabulary(namespace)
+    vocabulary = store.passages.concept_vocabulary(namespace)
     assert "bank of england" in vocabulary  # a name with a stopword inside it
     expected = mentions(passages, vocabulary)
     found = {pid: uids for pid, uids in named_concepts(store, namespace, passages).items() if uids}

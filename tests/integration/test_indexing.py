@@ -82,10 +82,10 @@ def test_reingest_is_idempotent_and_add_then_delete_restores_graph(
     spacy_client: TeragClient, namespace: str
 ) -> None:
     spacy_client.index([SAMPLE], progress=False)
-    before = spacy_client.store.fingerprint(namespace)
+    before = spacy_client.store.namespaces.fingerprint(namespace)
     again = spacy_client.index([SAMPLE], progress=False)
     assert again.passages_new == 0 and again.passages_unchanged == 8
-    assert spacy_client.store.fingerprint(namespace) == before
+    assert spacy_client.store.namespaces.fingerprint(namespace) == before
 
     extra = Document(
         id="extra",
@@ -94,10 +94,10 @@ def test_reingest_is_idempotent_and_add_then_delete_restores_graph(
     )
     added = spacy_client.index([extra], progress=False)
     assert added.passages_new == 1
-    assert spacy_client.store.fingerprint(namespace) != before
+    assert spacy_client.store.namespaces.fingerprint(namespace) != before
     assert _consistency(spacy_client, namespace)["bad_cooc"] == 0
     assert spacy_client.delete("extra") == 1
-    assert spacy_client.store.fingerprint(namespace) == before
+    assert spacy_client.store.namespaces.fingerprint(namespace) == before
     assert spacy_client.delete("no-such-doc") == 0
 
 
@@ -151,7 +151,7 @@ def test_lazy_cooccurrence_is_built_once_when_a_walk_needs_it(
     assert info.cooccurrence == "kept" and info.version == version + 1
     assert _pairs(lazy, namespace) == _pairs(eager, eager.settings.namespace)
     assert _consistency(lazy, namespace) == CONSISTENT
-    assert lazy.store.build_cooccurrence(namespace) is None  # built once
+    assert lazy.store.cooccurrence.build(namespace) is None  # built once
     # From now on every write keeps them, whatever the setting says.
     lazy.index([Document(id="y", title="Kiel", text="Kiel is in Germany.")], progress=False)
     assert _consistency(lazy, namespace)["missing_cooc"] == 0
@@ -165,7 +165,7 @@ def test_a_cooccurrence_build_interrupted_by_writes_ends_with_the_eager_pairs(
     lazy, eager = lazy_and_eager
     extra = Document(id="x", title="Bonn", text="Bonn is on the Rhine in Germany.")
     lazy.index([SAMPLE], progress=False)
-    assert (lazy.store.build_cooccurrence(namespace, batch=3, max_batches=1) or 0) > 0
+    assert (lazy.store.cooccurrence.build(namespace, batch=3, max_batches=1) or 0) > 0
     assert lazy.stats().cooccurrence == "building"
     with lazy.store.session() as s:
         docs = s.run(
@@ -176,7 +176,7 @@ def test_a_cooccurrence_build_interrupted_by_writes_ends_with_the_eager_pairs(
     unpaired = next(d["doc"] for d in docs if not d["paired"])
     lazy.index([extra], progress=False)
     assert lazy.delete(paired) == 1 and lazy.delete(unpaired) == 1
-    assert lazy.store.build_cooccurrence(namespace, batch=3) is not None
+    assert lazy.store.cooccurrence.build(namespace, batch=3) is not None
     assert lazy.stats().cooccurrence == "kept"
 
     for docs_in in ([SAMPLE], [extra]):
@@ -250,12 +250,12 @@ def test_interrupted_ingest_resumes_to_the_same_graph(
         assert c.stats().passages == 4  # the first batch committed whole, nothing of the second
         resumed = c.index(docs, progress=False)
         assert resumed.passages_new == 6 and resumed.passages_unchanged == 4
-        fp = c.store.fingerprint(namespace)
+        fp = c.store.namespaces.fingerprint(namespace)
     clean_ns = f"{namespace}c"
     with TeragClient(base_settings, namespace=clean_ns) as c2:
         c2.index(docs, progress=False)
         # The fingerprint names passages and concepts by id and key, not namespace.
-        assert c2.store.fingerprint(clean_ns) == fp
+        assert c2.store.namespaces.fingerprint(clean_ns) == fp
         c2.drop()
 
 

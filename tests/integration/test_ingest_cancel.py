@@ -58,14 +58,14 @@ def test_a_cancelled_ingest_resumes_to_the_graph_of_a_clean_one(
 
     # Told to stop after the first batch's write, with batches of 8 passages
     writes = 0
-    write = client.store.write_passages
+    write = client.store.passages.write
 
     def counting_write(*args: object, **kw: object) -> object:
         nonlocal writes
         writes += 1
         return write(*args, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(client.store, "write_passages", counting_write)
+    monkeypatch.setattr(client.store.passages, "write", counting_write)
     indexer = Indexer(
         client.settings,
         client.store,
@@ -83,4 +83,6 @@ def test_a_cancelled_ingest_resumes_to_the_graph_of_a_clean_one(
     # Indexing the same documents again resumes: the first batch is kept, the rest added
     report = client.index(docs, progress=False, should_stop=lambda: False)
     assert report.passages_unchanged == 8 and report.passages_new == report.passages_total - 8
-    assert client.store.fingerprint(namespace) == client.store.fingerprint(clean_namespace)
+    assert client.store.namespaces.fingerprint(namespace) == client.store.namespaces.fingerprint(
+        clean_namespace
+    )

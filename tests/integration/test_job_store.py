@@ -163,7 +163,7 @@ def test_dropping_a_namespace_fails_its_unfinished_jobs(jobs: tuple[JobStore, st
     js, tag = jobs
     ns = f"{tag}-d"
     job = js.submit(ns, DOCS, "key1", 256)
-    js.store.drop_namespace(ns)  # what `terag drop` and DELETE /v1/namespaces/... run
+    js.store.namespaces.drop(ns)  # what `terag drop` and DELETE /v1/namespaces/... run
     after = js.get(job.id)
     assert after is not None
     assert after.view().state == "failed"

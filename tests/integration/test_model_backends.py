@@ -40,7 +40,7 @@ def test_a_sentence_transformers_folder_sizes_and_records_the_namespace(
     ) as client:
         report = client.index([SAMPLE], progress=False)
         assert recorded(client, namespace) == (str(tiny_models.bi_encoder), WIDTH)
-        assert client.store.namespace_dimensions(namespace) == WIDTH
+        assert client.store.embedding_model.dimensions(namespace) == WIDTH
         # the shared concept index holds 384-dimensional vectors: these are linked by a scan
         assert report.synonym_links > 0
         for mode in ("pagerank", "dense", "flat"):

@@ -58,7 +58,7 @@ def test_a_namespace_written_by_an_older_version_is_moved_into_its_own_indexes(
         before = [p.id for p in client.retrieve("Where is Volkswagen based?").passages]
         label = passage_label(namespace)
         # What an older version left: no label, no folded text, no indexes, no marker.
-        client.store.drop_search(namespace)
+        client.store.search_indexes.drop(namespace)
         with client.store.session() as s:
             s.run(
                 f"MATCH (p:`{label}`) REMOVE p:`{label}`, p.ft_title, p.ft_text SET p.nskey = 'x'"
@@ -94,7 +94,7 @@ def test_an_ingest_cannot_outlive_a_drop_of_its_namespace(
                     [Document(id="two", text="Hanover is the capital of Lower Saxony.")],
                     progress=False,
                 )
-        assert not client.store.namespace_exists(namespace), "no new, partial namespace"
+        assert not client.store.namespaces.exists(namespace), "no new, partial namespace"
 
         # Being dropped (marked under the write lock): a writer that comes now is refused.
         client.index([Document(id="one", text="Wolfsburg is in Lower Saxony.")], progress=False)
@@ -114,11 +114,11 @@ def test_one_ingest_giving_its_lease_back_leaves_another_in_force(
             return bool(client.store.read("namespace_version", namespace=namespace)[0]["ingesting"])
 
         assert not ingesting(), "an ingest gives its lease back when it ends"
-        client.store.ingest_lease(namespace, 60, "run-a")
-        client.store.ingest_lease(namespace, 60, "run-b")
-        client.store.ingest_lease(namespace, 0, "run-a")
+        client.store.namespaces.ingest_lease(namespace, 60, "run-a")
+        client.store.namespaces.ingest_lease(namespace, 60, "run-b")
+        client.store.namespaces.ingest_lease(namespace, 0, "run-a")
         assert ingesting()
-        client.store.ingest_lease(namespace, 0, "run-b")
+        client.store.namespaces.ingest_lease(namespace, 0, "run-b")
         assert not ingesting()
 
 

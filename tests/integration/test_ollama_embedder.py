@@ -67,5 +67,5 @@ def test_a_namespace_built_with_an_ollama_model(
             f"ollama:{MODEL}:latest",
             WIDTH,
         )
-        assert client.store.namespace_dimensions(namespace) == WIDTH
+        assert client.store.embedding_model.dimensions(namespace) == WIDTH
         assert client.retrieve("Who designed the Beetle?", mode="dense").passages

@@ -61,7 +61,7 @@ def clean_namespace(base_settings: Settings) -> Iterator[str]:
     ns = f"clean-{uuid.uuid4().hex[:10]}"
     yield ns
     with TeragClient(base_settings, namespace=ns) as client:
-        if client.store.namespace_exists(ns):
+        if client.store.namespaces.exists(ns):
             client.drop(ns)
 
 
@@ -98,7 +98,9 @@ def test_editing_one_file_rewrites_only_its_passages_and_matches_a_clean_ingest(
 
         with TeragClient(base_settings, namespace=clean_namespace, cooccurrence="eager") as clean:
             clean.index([folder], progress=False)
-            assert client.store.fingerprint(namespace) == clean.store.fingerprint(clean_namespace)
+            assert client.store.namespaces.fingerprint(
+                namespace
+            ) == clean.store.namespaces.fingerprint(clean_namespace)
             assert provenance(client, namespace) == provenance(clean, clean_namespace)
 
         # Nothing changed: nothing written
@@ -141,7 +143,9 @@ def test_a_removed_file_is_reported_then_pruned_only_under_its_folder(
         assert client.document_ids(str(sibling / "bonn.md")) == [(sibling / "bonn.md").as_posix()]
         with TeragClient(base_settings, namespace=clean_namespace) as clean:
             clean.index([folder, sibling], progress=False)
-            assert client.store.fingerprint(namespace) == clean.store.fingerprint(clean_namespace)
+            assert client.store.namespaces.fingerprint(
+                namespace
+            ) == clean.store.namespaces.fingerprint(clean_namespace)
 
     # Through a service, --prune is refused before anything runs
     monkeypatch.setenv("TERAG_URL", "http://127.0.0.1:9")

@@ -36,7 +36,7 @@ def refuse_writes(monkeypatch: pytest.MonkeyPatch, store: GraphStore) -> None:
             with store.session() as s:
                 return s.execute_read(fn)  # type: ignore[arg-type]
 
-        return store._call(run)
+        return store.call(run)
 
     monkeypatch.setattr(store, "write_tx", write_tx)
 

@@ -131,18 +131,18 @@ def test_version_is_bumped_for_every_committed_batch(spacy_client: TeragClient) 
     c = spacy_client
     indexer = Indexer(c.settings, c.store, c.extractor, c.embedder, c.cache, batch_passages=3)
     seen: list[int] = []
-    original = c.store.write_passages
+    original = c.store.passages.write
 
     def write_and_look(*args: object, **kw: object) -> object:
         out = original(*args, **kw)  # type: ignore[arg-type]
         seen.append(c.store.read("namespace_version", namespace=c.settings.namespace)[0]["version"])
         return out
 
-    c.store.write_passages = write_and_look  # type: ignore[method-assign]
+    c.store.passages.write = write_and_look  # type: ignore[method-assign]
     try:
         indexer.index(load_documents([SAMPLE]), c.settings.namespace, progress=False)
     finally:
-        del c.store.write_passages
+        del c.store.passages.write
     assert seen == [1, 2, 3]  # 8 passages in batches of 3: each commit is a new version
 
 

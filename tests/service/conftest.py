@@ -120,7 +120,7 @@ def tenants(base_settings: Settings) -> Iterator[tuple[str, str]]:
             yield ns_a, ns_b
         finally:
             for ns in (ns_a, ns_b):
-                if client.store.namespace_exists(ns):
+                if client.store.namespaces.exists(ns):
                     client.drop(ns)
 
 

@@ -47,20 +47,20 @@ def clean_fingerprint(base_settings: Settings) -> Iterator[str]:
             [Document(id=d["id"], text=d["text"]) for d in DOCS], namespace=ns, progress=False
         )
         try:
-            yield client.store.fingerprint(ns)
+            yield client.store.namespaces.fingerprint(ns)
         finally:
             client.drop(ns)
 
 
 def fingerprint(settings: Settings, ns: str) -> str:
     with TeragClient(settings) as client:
-        return client.store.fingerprint(ns)
+        return client.store.namespaces.fingerprint(ns)
 
 
 def drop(settings: Settings, *names: str) -> None:
     with TeragClient(settings) as client:
         for ns in names:
-            if client.store.namespace_exists(ns):
+            if client.store.namespaces.exists(ns):
                 client.drop(ns)
 
 

@@ -136,6 +136,6 @@ def test_a_store_made_without_settings_builds_cooccurrence_as_the_setting_does()
 
     driver = GraphDatabase.driver("bolt://127.0.0.1:9", auth=None)  # never connected
     try:
-        assert GraphStore(driver).cooccurrence == Settings().cooccurrence == "lazy"
+        assert GraphStore(driver).cooccurrence_mode == Settings().cooccurrence == "lazy"
     finally:
         driver.close()

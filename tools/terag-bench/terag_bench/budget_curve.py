@@ -84,7 +84,7 @@ def run_budget_curve(settings: Settings, dataset: Dataset, cfg: CurveConfig) -> 
             t = time.perf_counter()
             report = client.index(dataset.documents, namespace=ns, progress=cfg.progress)
             index_s = time.perf_counter() - t
-            _, core = client.store.core_state(ns)
+            _, core = client.store.budget.core_state(ns)
             ext = client.extractor
             counted = passages if beta is None else [p for p in passages if p.id in core]
             keys = [client.cache.key(p.hash, ext.name, ext.model, ext.version) for p in counted]

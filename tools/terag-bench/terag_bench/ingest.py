@@ -70,7 +70,7 @@ def run_one(
         build_s: float | None = None
         if info.cooccurrence == "lazy":
             t = time.perf_counter()
-            client.store.build_cooccurrence(namespace)
+            client.store.cooccurrence.build(namespace)
             build_s = time.perf_counter() - t
         co_occurrence = client.stats().co_occurrence
     return {

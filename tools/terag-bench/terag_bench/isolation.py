@@ -79,7 +79,7 @@ def cmd_bench_isolation(args: argparse.Namespace) -> int:
     with TeragClient(settings) as client:
         client.index(a.documents, progress=False)  # a no-op when the bench namespace is built
         before = rankings(client)
-        if client.store.namespace_exists(ns_b):
+        if client.store.namespaces.exists(ns_b):
             client.drop(ns_b)
         docs = b.documents
         client.index(docs, namespace=ns_b, progress=True)
