@@ -86,11 +86,13 @@ system-deps:
 	 elif [ -n "$$missing" ]; then echo "not installed (needs root):$$missing"; fi
 
 # The demo starts as soon as the packages are in and Neo4j is up, beside the Ollama build: it
-# loads the embedder meanwhile and waits for the build (its lock) before it needs Ollama.
+# loads the embedder meanwhile and waits for the build (its lock) before it needs Ollama. It
+# needs no torch (the default embedder is ONNX on OpenVINO), so `make demo` installs the base
+# alone; `make test` adds torch and CUDA for the tests of sentence-transformers models.
 prepare-neo4j: $(BASE)
 	$(BIN)/terag demo --prepare --no-ollama
 
-demo-run: $(STAMP) prepare-neo4j
+demo-run: $(BASE) prepare-neo4j
 	$(BIN)/terag demo --answer
 
 demo:
