@@ -66,9 +66,9 @@ class RetrievalConfig(BaseModel):
     # Where the walk stops; short of convergence the order of near-equal passages is noise,
     # not evidence (how the top 5 follow the tolerance: docs/retrieval.md).
     tolerance: float = Field(default=1e-6, gt=0)
-    # Threads per PageRank call (measured against one: docs/retrieval.md). A local projection
-    # reads on one thread.
-    gds_concurrency: int = Field(default=2, ge=1)
+    # Threads per PageRank call (measured: docs/retrieval.md). A local projection reads on one
+    # thread.
+    gds_concurrency: int = Field(default=1, ge=1)
     orientation: Literal["directed", "undirected"] = "undirected"
     walk_cooccurrence: bool = False
     walk_titles: bool = True
@@ -99,6 +99,7 @@ PAPER = RetrievalConfig(
     walk_cooccurrence=True,
     walk_titles=False,
     final_rank="walk",
+    gds_concurrency=2,
 )
 RECIPES: dict[str, RetrievalConfig] = {"default": DEFAULT, "paper": PAPER}
 PresetName = Literal["default", "paper"]

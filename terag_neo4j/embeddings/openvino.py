@@ -72,6 +72,34 @@ def st_dimensions(st: Any) -> int:
     return int(get() or 0)
 
 
+class CompiledPair:
+    """One encoder compiled for the CPU twice: for batches on every core (OpenVINO's latency
+    hint), and, on first use, for a single text on one thread. A question is one short text:
+    a second thread barely shortens it, and the threads it spins take CPU from the database
+    calls running beside it and from other queries (docs/benchmarks.md)."""
+
+    def __init__(self, path: Path, precision: str) -> None:
+        self._path = path
+        self._precision = precision
+        self._core = load_openvino().Core()
+        self.batch = self._compile({"PERFORMANCE_HINT": "LATENCY"})
+        self._single: Any = None
+        self._lock = threading.Lock()
+
+    def _compile(self, hints: dict[str, Any]) -> Any:
+        config = {"INFERENCE_PRECISION_HINT": self._precision, **hints}
+        return self._core.compile_model(self._core.read_model(str(self._path)), "CPU", config)
+
+    def for_texts(self, n: int) -> Any:
+        """The compiled model for `n` texts at once."""
+        if n > 1:
+            return self.batch
+        with self._lock:
+            if self._single is None:
+                self._single = self._compile({"INFERENCE_NUM_THREADS": 1})
+            return self._single
+
+
 class OpenVinoModel:
     """A sentence-transformers model converted to OpenVINO IR, run in bf16 where the CPU has it.
 
@@ -87,10 +115,7 @@ class OpenVinoModel:
     def __init__(self, model_xml: Path, meta: dict[str, Any], precision: str) -> None:
         from tokenizers import Tokenizer
 
-        ov = load_openvino()
-        core = ov.Core()
-        config = {"INFERENCE_PRECISION_HINT": precision, "PERFORMANCE_HINT": "LATENCY"}
-        self._compiled = core.compile_model(core.read_model(str(model_xml)), "CPU", config)
+        self._models = CompiledPair(model_xml, precision)
         tok = Tokenizer.from_file(meta["tokenizer"])
         tok.no_padding()
         tok.enable_truncation(int(meta["max_seq_length"]))
@@ -103,9 +128,10 @@ class OpenVinoModel:
         prepared = [t.strip() for t in texts]
         if self._lower:
             prepared = [t.lower() for t in prepared]
-        output = self._compiled.output(0)  # the converted graph pools and normalises itself
+        compiled = self._models.for_texts(len(prepared))
+        output = compiled.output(0)  # the converted graph pools and normalises itself
         return infer_sorted(
-            self._compiled,
+            compiled,
             self._tok.encode_batch(prepared),
             self.dimensions,
             min(batch_size, self.MAX_BATCH),

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from neo4j.exceptions import ClientError
 
+from terag_neo4j.core.results import MatchedConcept
 from terag_neo4j.recipes import RetrievalConfig
 from terag_neo4j.store import GraphStore, gds
 
@@ -51,9 +52,15 @@ def pagerank(
     graph: str,
     sources: Sequence[Sequence[float]],
     top_k: int,
+    *,
+    folded: bool = False,
+    leaves: Collection[int] = (),
 ) -> list[dict[str, Any]]:
     """Personalised PageRank from `sources` ([node id, weight]): the best `top_k` passages with
     a positive score, best first.
+
+    On a `folded` projection (`project_folded`) the concepts among `leaves` (linked concepts
+    one passage names, or none: the projection holds neither) restart from that passage.
 
     The projection can be older than the seeds: an ingest has readers reuse the projection it
     started with, and a batch may commit between a query's projection and its flat ranking. Its
@@ -61,19 +68,21 @@ def pagerank(
     a restart vector that names them: they are left out (`gds.projected_sources`), and with
     none left there is nothing to walk.
     """
-    sources = gds.projected_sources(store, graph, sources)
+    restart, moved = split_leaves(sources, leaves if folded else ())
+    restart = gds.projected_sources(store, graph, restart)
     candidates = max(200, 40 * top_k)
     while True:
-        if not sources:
+        if not restart and not moved:
             log.info("no restart node is in %s (written since it was projected): no walk", graph)
             return []
         try:
             rows = store.read(
-                "pagerank",
+                "pagerank_folded" if folded else "pagerank",
                 graph=graph,
                 namespace=namespace,
                 version=gds.projected_version(namespace, graph),
-                sources=SeedList([[int(n), float(w)] for n, w in sources]),
+                sources=SeedList([[int(n), float(w)] for n, w in restart]),
+                leaves=SeedList([[int(n), float(w)] for n, w in moved]),
                 damping=rc.damping,
                 max_iterations=rc.max_iterations,
                 tolerance=rc.tolerance,
@@ -84,18 +93,36 @@ def pagerank(
         except ClientError as e:
             # Not by the message: a failure with every source in the graph is no such case.
             kept = (
-                sources
+                restart
                 if gds.missing_graph(e)
-                else gds.projected_sources(store, graph, sources, load=True)
+                else gds.projected_sources(store, graph, restart, load=True)
             )
-            if len(kept) == len(sources):
+            if len(kept) == len(restart):
                 raise
-            sources = kept
+            restart = kept
             continue
-        # Concepts usually outrank passages; widen the window until k passages are in it.
-        if len(rows) >= top_k or candidates >= 1_000_000:
+        # Concepts usually outrank passages; widen the window until k passages are in it (and,
+        # folded, until no passage outside it can outscore the last one returned).
+        complete = (
+            not folded or not rows or rows[0]["whole"] or rows[-1]["score"] > rows[0]["floor"]
+        )
+        if (len(rows) >= top_k and complete) or candidates >= 1_000_000:
             return settled(rows)[:top_k]
         candidates *= 8
+
+
+def leaf_concepts(matches: Iterable[MatchedConcept]) -> set[int]:
+    """The linked concepts a folded projection does not hold: those one passage (or none) names."""
+    return {m.node for m in matches if m.frequency <= 1}
+
+
+def split_leaves(
+    sources: Sequence[Sequence[float]], leaves: Collection[int]
+) -> tuple[list[Sequence[float]], list[Sequence[float]]]:
+    """`sources` as the restart nodes a folded projection holds, and those of `leaves`, which
+    `pagerank_folded` moves to their passages."""
+    moved = [s for s in sources if int(s[0]) in leaves]
+    return [s for s in sources if int(s[0]) not in leaves], moved
 
 
 def settled(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -166,14 +193,25 @@ def local_pagerank(
 
 
 def pagerank_stats(
-    store: GraphStore, rc: RetrievalConfig, graph: str, sources: Sequence[Sequence[float]]
+    store: GraphStore,
+    rc: RetrievalConfig,
+    namespace: str,
+    graph: str,
+    sources: Sequence[Sequence[float]],
+    leaves: Collection[int] = (),
 ) -> dict[str, Any] | None:
-    """`gds.pageRank.stats` for the restart vector `sources`: GDS's own `computeMillis` and
-    `ranIterations`, for the latency benchmark."""
+    """`gds.pageRank.stats` for the restart vector `sources`, as `pagerank` walks it: GDS's own
+    `computeMillis` and `ranIterations`, for the latency benchmark."""
+    folded = gds.projection_spec(rc).folded
+    restart, moved = split_leaves(sources, leaves if folded else ())
     rows = store.execute(
         "pagerank_stats",
-        sources=SeedList([[int(n), float(wt)] for n, wt in sources]),
+        sources=SeedList([[int(n), float(wt)] for n, wt in restart]),
+        leaves=SeedList([[int(n), float(wt)] for n, wt in moved]),
+        namespace=namespace,
+        version=gds.projected_version(namespace, graph),
         graph=graph,
+        weight="weight" if folded else None,
         damping=rc.damping,
         max_iterations=rc.max_iterations,
         tolerance=rc.tolerance,

@@ -295,8 +295,12 @@ class Retriever:
             result.graph_nodes, result.graph_relationships = info.nodes, info.relationships
             result.timings["local_projection"] = info.project_s
             return [_passage(r) for r in rows]
+        leaves = pagerank.leaf_concepts(result.matches)
+        folded = self.projection_spec().folded
         try:
-            rows = pagerank.pagerank(self.store, self.rc, ns, graph, result.restart, want)
+            rows = pagerank.pagerank(
+                self.store, self.rc, ns, graph, result.restart, want, folded=folded, leaves=leaves
+            )
         except ClientError as e:
             if not gds.missing_graph(e):
                 raise
@@ -304,7 +308,9 @@ class Retriever:
             log.info("projection %s is gone; projecting again", graph)
             self._projected.pop(ns, None)
             graph = self.ensure_projection(ns)
-            rows = pagerank.pagerank(self.store, self.rc, ns, graph, result.restart, want)
+            rows = pagerank.pagerank(
+                self.store, self.rc, ns, graph, result.restart, want, folded=folded, leaves=leaves
+            )
         return [_passage(r) for r in rows]
 
     def answer(

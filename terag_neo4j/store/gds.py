@@ -66,12 +66,16 @@ def check_version(store: GraphStore) -> str:
 
 @dataclass(frozen=True)
 class ProjectionSpec:
-    """What a projection holds: its name's code, the concept types left out, the rel types."""
+    """What a projection holds: its name's code, the concept types left out, the rel types,
+    and whether leaf concepts are folded into their passages (`project_folded`, for
+    `damping`)."""
 
     code: str
     skip_types: list[str]
     rel_types: list[str]
     hub_cap: int
+    folded: bool = False
+    damping: float = 0.0
 
 
 def projection_spec(rc: RetrievalConfig) -> ProjectionSpec:
@@ -81,7 +85,12 @@ def projection_spec(rc: RetrievalConfig) -> ProjectionSpec:
     on = {"c": rc.walk_cooccurrence, "s": False, "t": rc.walk_titles, "n": True, "a": False}
     flags = "".join(f for f in WALK_FLAGS if on[f])
     code = rc.orientation[0] + flags + (f"h{rc.hub_cap}" if rc.hub_cap else "")
-    return ProjectionSpec(code, skip, rels, rc.hub_cap)
+    # Folding is exact where a leaf concept's one relationship is to its passage both ways; the
+    # fold depends on the damping, which the name then carries (in thousandths).
+    folded = rc.orientation == "undirected" and rels == ["HAS_PASSAGE"]
+    if folded:
+        code += f"f{round(rc.damping * 1000)}"
+    return ProjectionSpec(code, skip, rels, rc.hub_cap, folded, rc.damping)
 
 
 def graph_name(rc: RetrievalConfig, namespace: str, version: int, epoch: str | None = None) -> str:
@@ -109,12 +118,13 @@ def project(store: GraphStore, rc: RetrievalConfig, namespace: str, graph: str) 
     t = time.perf_counter()
     try:
         rows = store.execute(
-            f"project_{rc.orientation}",
+            "project_folded" if w.folded else f"project_{rc.orientation}",
             namespace=namespace,
             graph=graph,
             skip_types=w.skip_types,
             rel_types=w.rel_types,
             hub_cap=w.hub_cap,
+            damping=w.damping,
         )
         rec: dict[str, Any] | None = rows[0] if rows else None
         log.info(

@@ -35,7 +35,7 @@ def concept_uid(namespace: str, concept: Concept) -> str:
 # titles, noun chunks, adjacent passages. Every pattern below is made from this one list, so a
 # new flag cannot make projections that eviction and a namespace's drop never find.
 WALK_FLAGS = "cstna"
-_WALK_CODE = "[du]" + "".join(f"{f}?" for f in WALK_FLAGS) + r"(?:h\d+)?"
+_WALK_CODE = "[du]" + "".join(f"{f}?" for f in WALK_FLAGS) + r"(?:h\d+)?(?:f\d+)?"
 
 
 def projection_name_re(namespace: str | None = None, code: str | None = None) -> re.Pattern[str]:
@@ -43,7 +43,8 @@ def projection_name_re(namespace: str | None = None, code: str | None = None) ->
     namespace's (None: what eviction may drop).
 
     Namespaces may contain '_', so `wiki`'s pattern must not match `terag_wiki_en_utn_v3`: the
-    walk code (orientation d/u, the `WALK_FLAGS` in their order, a hub cap h<n>; default any)
+    walk code (orientation d/u, the `WALK_FLAGS` in their order, a hub cap h<n>, a fold's
+    damping f<n>; default any)
     has no '_', and only `_v<n>[_<epoch>]` may follow it.
     """
     ns = re.escape(namespace) if namespace is not None else "[A-Za-z0-9][A-Za-z0-9_-]*"

@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 from neo4j import Driver, ManagedTransaction
 from neo4j.exceptions import ClientError
+from neo4j.graph import Node, Path, Relationship
 from tenacity import (
     Retrying,
     retry_if_exception_type,
@@ -50,6 +51,24 @@ COOCCURRENCE_DEFAULT: str = Settings.model_fields["cooccurrence"].default
 # The search layout's version, kept on the Namespace node (`search`): 2 = each namespace has
 # its own full-text and vector index (store/search.py).
 SEARCH_VERSION = 2
+
+
+_GRAPH_TYPES = (Node, Relationship, Path)
+
+
+def row(record: neo4j.Record) -> dict[str, Any]:
+    """A record as a dict, as `record.data()` makes it. `data()` walks every value to turn
+    nodes, relationships and paths into plain ones; the project's statements return plain
+    values (ids, numbers, strings, lists and maps of those), and walking a flat ranking's long
+    lists cost a question more Python time than anything else it does (docs/benchmarks.md).
+    A record that holds a graph value, or a list of them, still goes through `data()`."""
+    values = record.values()
+    for v in values:
+        if isinstance(v, _GRAPH_TYPES) or (
+            isinstance(v, list) and v and isinstance(v[0], _GRAPH_TYPES)
+        ):
+            return record.data()
+    return dict(zip(record.keys(), values, strict=True))
 
 
 class ReadNeedsWriter(GraphStoreError):
@@ -178,7 +197,7 @@ class StoreCore:
         def run() -> list[dict[str, Any]]:
             with self.session() as s:
                 return s.execute_read(
-                    lambda tx: [r.data() for r in tx.run(load_cypher(name), **params)]
+                    lambda tx: [row(r) for r in tx.run(load_cypher(name), **params)]
                 )
 
         return self.call(run)
@@ -222,7 +241,7 @@ class StoreCore:
 
         def run() -> list[dict[str, Any]]:
             with self.session(read=True) as s:
-                return [r.data() for r in s.run(load_cypher(name), **params)]
+                return [row(r) for r in s.run(load_cypher(name), **params)]
 
         return self.call(run)
 

@@ -195,7 +195,9 @@ def cmd_bench_latency(args: argparse.Namespace) -> int:
             if graph is None:
                 continue
             t = time.perf_counter()
-            rec = pagerank.pagerank_stats(client.store, rc, graph_name, res.restart)
+            rec = pagerank.pagerank_stats(
+                client.store, rc, ns, graph_name, res.restart, pagerank.leaf_concepts(res.matches)
+            )
             gds_stats_call.append(time.perf_counter() - t)
             if rec:
                 gds_compute.append(rec["computeMillis"] / 1000)
