@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from terag_neo4j.core.maven import copy_artifact
-from terag_neo4j.embeddings.openvino import CompiledPair, infer_sorted
+from terag_neo4j.embeddings.openvino import compile_encoder, infer_sorted
 from terag_neo4j.embeddings.tokenizer import SizingTokenizer
 from terag_neo4j.errors import TeragError
 
@@ -140,7 +140,7 @@ class OnnxOpenVinoModel:
     def __init__(self, folder: Path, spec: OnnxSpec, precision: str) -> None:
         from tokenizers import Tokenizer
 
-        self._models = CompiledPair(folder / spec.onnx, precision)
+        self._compiled = compile_encoder(folder / spec.onnx, precision)
         tok = Tokenizer.from_file(str(folder / spec.tokenizer))
         tok.no_padding()
         tok.enable_truncation(spec.max_seq_length)
@@ -159,7 +159,7 @@ class OnnxOpenVinoModel:
 
     def encode(self, texts: list[str], batch_size: int) -> Vectors:
         return infer_sorted(
-            self._models.for_texts(len(texts)),
+            self._compiled,
             self._tok.encode_batch([t.strip() for t in texts]),
             self.dimensions,
             min(batch_size, self.MAX_BATCH),
@@ -217,7 +217,7 @@ class OnnxFolderModel(OnnxOpenVinoModel):
             licence="",
         )
         super().__init__(folder, spec, precision)
-        self._pooled = self._models.batch.output(0).get_partial_shape().rank.get_length() == 2
+        self._pooled = self._compiled.output(0).get_partial_shape().rank.get_length() == 2
         self.dimensions = int(self.encode(["dimension"], 1).shape[1])
 
     def _pool(self, hidden: Any, mask: npt.NDArray[np.int64]) -> Vectors:
@@ -231,8 +231,7 @@ class OnnxFolderModel(OnnxOpenVinoModel):
             return super().encode(texts, batch_size)
         # The dimension is the model's: read from one text before anything is sized by it
         enc = self._tok.encode_batch([t.strip() for t in texts])
-        compiled = self._models.batch
-        out = compiled.create_infer_request().infer(_feeds(compiled, enc))
+        out = self._compiled.create_infer_request().infer(_feeds(self._compiled, enc))
         mask = np.ones((len(enc), len(enc[0].ids)), dtype=np.int64)
         return self._pool(out[0], mask)
 

@@ -72,32 +72,15 @@ def st_dimensions(st: Any) -> int:
     return int(get() or 0)
 
 
-class CompiledPair:
-    """One encoder compiled for the CPU twice: for batches on every core (OpenVINO's latency
-    hint), and, on first use, for a single text on one thread. A question is one short text:
-    a second thread barely shortens it, and the threads it spins take CPU from the database
-    calls running beside it and from other queries (docs/benchmarks.md)."""
-
-    def __init__(self, path: Path, precision: str) -> None:
-        self._path = path
-        self._precision = precision
-        self._core = load_openvino().Core()
-        self.batch = self._compile({"PERFORMANCE_HINT": "LATENCY"})
-        self._single: Any = None
-        self._lock = threading.Lock()
-
-    def _compile(self, hints: dict[str, Any]) -> Any:
-        config = {"INFERENCE_PRECISION_HINT": self._precision, **hints}
-        return self._core.compile_model(self._core.read_model(str(self._path)), "CPU", config)
-
-    def for_texts(self, n: int) -> Any:
-        """The compiled model for `n` texts at once."""
-        if n > 1:
-            return self.batch
-        with self._lock:
-            if self._single is None:
-                self._single = self._compile({"INFERENCE_NUM_THREADS": 1})
-            return self._single
+def compile_encoder(path: Path, precision: str) -> Any:
+    """An encoder compiled for the CPU in streams: each request runs on its own share of the
+    cores, so a question takes one thread and leaves the rest to the database calls and other
+    queries beside it, while a batch of passages fills every stream (`infer_sorted`). Against
+    one request on every core: a question's CPU about two thirds, batches faster, one copy of
+    the weights (docs/benchmarks.md)."""
+    core = load_openvino().Core()
+    config = {"INFERENCE_PRECISION_HINT": precision, "PERFORMANCE_HINT": "THROUGHPUT"}
+    return core.compile_model(core.read_model(str(path)), "CPU", config)
 
 
 class OpenVinoModel:
@@ -115,7 +98,7 @@ class OpenVinoModel:
     def __init__(self, model_xml: Path, meta: dict[str, Any], precision: str) -> None:
         from tokenizers import Tokenizer
 
-        self._models = CompiledPair(model_xml, precision)
+        self._compiled = compile_encoder(model_xml, precision)
         tok = Tokenizer.from_file(meta["tokenizer"])
         tok.no_padding()
         tok.enable_truncation(int(meta["max_seq_length"]))
@@ -128,10 +111,9 @@ class OpenVinoModel:
         prepared = [t.strip() for t in texts]
         if self._lower:
             prepared = [t.lower() for t in prepared]
-        compiled = self._models.for_texts(len(prepared))
-        output = compiled.output(0)  # the converted graph pools and normalises itself
+        output = self._compiled.output(0)  # the converted graph pools and normalises itself
         return infer_sorted(
-            compiled,
+            self._compiled,
             self._tok.encode_batch(prepared),
             self.dimensions,
             min(batch_size, self.MAX_BATCH),
@@ -149,14 +131,14 @@ def infer_sorted(
     vectors: Callable[[Any, npt.NDArray[np.int64]], Any],
 ) -> Vectors:
     """Run a compiled encoder over tokenised texts, sorted by token count so each batch pads
-    little; `vectors(result, attention_mask)` turns a batch's result into its rows."""
+    little; `vectors(result, attention_mask)` turns a batch's result into its rows. Batches run
+    as concurrent requests, as many as the compiled model has streams."""
     lengths = np.array([len(e.ids) for e in encodings])
     order = np.argsort(-lengths, kind="stable")
     out = np.empty((len(encodings), dimensions), dtype=np.float32)
-    request = compiled.create_infer_request()  # one per call: calls may be concurrent
     names = {i.get_any_name() for i in compiled.inputs}
-    for start in range(0, len(order), batch_size):
-        idx = order[start : start + batch_size]
+
+    def feeds(idx: npt.NDArray[np.int64]) -> tuple[dict[str, Any], npt.NDArray[np.int64]]:
         width = max(int(lengths[idx].max()), 1)
         ids = np.full((len(idx), width), pad_id, dtype=np.int64)
         mask = np.zeros((len(idx), width), dtype=np.int64)
@@ -166,9 +148,45 @@ def infer_sorted(
             ids[row, :n] = encodings[i].ids
             mask[row, :n] = 1
             types[row, :n] = encodings[i].type_ids
-        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-        out[idx] = vectors(request.infer({k: v for k, v in feeds.items() if k in names}), mask)
+        given = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+        return {k: v for k, v in given.items() if k in names}, mask
+
+    batches = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+    if len(batches) <= 1:  # one request of its own: calls may be concurrent
+        for idx in batches:
+            inputs, mask = feeds(idx)
+            out[idx] = vectors(compiled.create_infer_request().infer(inputs), mask)
+        return out
+    jobs = max(1, int(compiled.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS")))
+    queue = load_openvino().AsyncInferQueue(compiled, jobs)
+    failed: list[BaseException] = []
+
+    def done(request: Any, batch: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]) -> None:
+        try:  # rows of its own: the requests' callbacks never write the same ones
+            out[batch[0]] = vectors(_Outputs(request), batch[1])
+        except BaseException as e:  # raised on the caller's thread below
+            failed.append(e)
+
+    queue.set_callback(done)
+    for idx in batches:
+        inputs, mask = feeds(idx)
+        queue.start_async(inputs, (idx, mask))
+    queue.wait_all()
+    if failed:
+        raise failed[0]
     return out
+
+
+class _Outputs:
+    """A finished request's outputs, indexed as `infer()`'s result is: by position or port."""
+
+    def __init__(self, request: Any) -> None:
+        self._request = request
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, int):
+            return self._request.get_output_tensor(key).data
+        return self._request.get_tensor(key).data
 
 
 def _model_fingerprint(path: Path) -> str:
