@@ -44,3 +44,15 @@ def test_names_of_removed_walk_flags_are_still_found() -> None:
         name = f"terag_wiki_{code}_v7"
         assert projection_name_re("wiki").fullmatch(name), name
         assert gds._PROJECTION.fullmatch(name), name
+
+
+def test_a_folded_projection_is_named_by_its_damping() -> None:
+    # The fold's self-loops and rescaling depend on the damping: another damping is another graph
+    a, b = RetrievalConfig(damping=0.5), RetrievalConfig(damping=0.6)
+    assert gds.projection_spec(a).folded and gds.projection_spec(b).folded
+    assert gds.graph_name(a, "wiki", 7) != gds.graph_name(b, "wiki", 7)
+    for rc in (a, b):
+        assert gds._PROJECTION.fullmatch(gds.graph_name(rc, "wiki", 7, "0a1b2c3d"))
+    # Only the undirected walk over HAS_PASSAGE alone is folded
+    assert not gds.projection_spec(RetrievalConfig(orientation="directed")).folded
+    assert not gds.projection_spec(RetrievalConfig(walk_cooccurrence=True)).folded
