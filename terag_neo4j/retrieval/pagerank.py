@@ -102,11 +102,11 @@ def pagerank(
             restart = kept
             continue
         # Concepts usually outrank passages; widen the window until k passages are in it (and,
-        # folded, until no passage outside it can outscore the last one returned).
-        complete = (
-            not folded or not rows or rows[0]["whole"] or rows[-1]["score"] > rows[0]["floor"]
-        )
-        if (len(rows) >= top_k and complete) or candidates >= 1_000_000:
+        # folded, until no passage outside it can outscore the last one returned). A folded
+        # walk knows when the window held every node: then there is nothing more to find.
+        whole = folded and bool(rows) and bool(rows[0]["whole"])
+        complete = not folded or not rows or rows[-1]["score"] > rows[0]["floor"]
+        if whole or (len(rows) >= top_k and complete) or candidates >= 1_000_000:
             return settled(rows)[:top_k]
         candidates *= 8
 

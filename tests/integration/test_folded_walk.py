@@ -63,12 +63,26 @@ def test_the_folded_walk_scores_passages_as_the_whole_graph_does(
             [[leaves[1], 0.7], [leaves[2], 0.2], [shared[0], 0.4], [passages[0], 0.05]],
             [[shared[1], 0.3], [passages[1], 0.1], [passages[2], 0.02]],
         ]
+        walks: list[str] = []
+        read = client.store.read
+
+        def counted(name: str, **params: object) -> list[dict[str, object]]:
+            walks.append(name)
+            return read(name, **params)
+
         for sources in restarts:
-            want = len(passages)
+            want = len(passages) + 3  # more than there are: every passage the walk reaches
             on_whole = pagerank.pagerank(client.store, rc, ns, whole, sources, want)
-            on_folded = pagerank.pagerank(
-                client.store, rc, ns, folded, sources, want, folded=True, leaves=set(leaves)
-            )
+            client.store.read = counted  # type: ignore[method-assign]
+            try:
+                on_folded = pagerank.pagerank(
+                    client.store, rc, ns, folded, sources, want, folded=True, leaves=set(leaves)
+                )
+            finally:
+                client.store.read = read  # type: ignore[method-assign]
+            # The window held every node: one walk, not one per widening
+            assert walks.count("pagerank_folded") == 1
+            walks.clear()
             assert [r["uid"] for r in on_folded] == [r["uid"] for r in on_whole], sources
             assert [r["score"] for r in on_folded] == pytest.approx(
                 [r["score"] for r in on_whole], rel=1e-6, abs=1e-11
