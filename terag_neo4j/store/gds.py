@@ -13,7 +13,7 @@ import threading
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from neo4j.exceptions import ClientError
@@ -112,9 +112,15 @@ def projections(store: GraphStore, namespace: str, code: str | None = None) -> s
     return {g["graphName"] for g in catalog(store, prefix) if pattern.fullmatch(g["graphName"])}
 
 
-def project(store: GraphStore, rc: RetrievalConfig, namespace: str, graph: str) -> None:
-    """Project the namespace's graph under the name `graph`, as `rc` walks it."""
+def project(
+    store: GraphStore, rc: RetrievalConfig, namespace: str, graph: str, *, whole: bool = False
+) -> None:
+    """Project the namespace's graph under the name `graph`, as `rc` walks it; `whole`: every
+    concept a node of its own, also where the walk would fold the leaves (a graph scored by
+    something other than the walk, whose rescaling it lacks)."""
     w = projection_spec(rc)
+    if whole:
+        w = replace(w, folded=False)
     t = time.perf_counter()
     try:
         rows = store.execute(
@@ -379,7 +385,7 @@ def core_scores(store: GraphStore, namespace: str, rule: str) -> dict[str, float
         if rule == "knn_pagerank":
             store.execute("budget_knn", namespace=namespace, graph=graph, top_k=CORE_KNN_TOP_K)
         else:
-            project(store, _CORE_WALK, namespace, graph)
+            project(store, _CORE_WALK, namespace, graph, whole=True)
         if rule == "degree":
             rows = store.execute("budget_degree", graph=graph)
         else:
