@@ -12,7 +12,7 @@ from neo4j.exceptions import ConstraintError, DatabaseError
 
 from terag_neo4j.store.cypher import cypher_statements, load_cypher
 from terag_neo4j.store.pairs import apply_pair_deltas, pair_deltas
-from terag_neo4j.store.sessions import StoreCore, bump_version_tx
+from terag_neo4j.store.sessions import NOTHING_ADDED, StoreCore, bump_version_tx
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ class Cooccurrence:
             ]
             if not rows:
                 tx.run(load_cypher("set_cooccurrence"), namespace=namespace, state="kept").consume()
-                bump_version_tx(tx, namespace, None)
+                bump_version_tx(tx, namespace, None, NOTHING_ADDED)
                 return 0, set(), True, at
             concepts = {c for r in rows for c in r["concepts"]}
             unseen = frozenset(concepts - seen) if seen is not None else frozenset()
@@ -134,7 +134,7 @@ class Cooccurrence:
             def work(tx: ManagedTransaction) -> None:
                 self.core.lock_namespace(tx, namespace)
                 tx.run(load_cypher("set_cooccurrence"), namespace=namespace, state=state).consume()
-                bump_version_tx(tx, namespace, None)
+                bump_version_tx(tx, namespace, None, NOTHING_ADDED)
 
             return work
 

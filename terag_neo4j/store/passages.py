@@ -25,7 +25,7 @@ from terag_neo4j.store.pairs import (
     pairs_of,
 )
 from terag_neo4j.store.search import search_fields
-from terag_neo4j.store.sessions import StoreCore, bump_version_tx, chunks
+from terag_neo4j.store.sessions import NOTHING_ADDED, StoreCore, bump_version_tx, chunks
 
 
 @dataclass
@@ -35,6 +35,7 @@ class WriteStats:
     has_passage: int = 0
     cooccurrence_rows: int = 0
     deleted_passages: int = 0
+    concepts_created: int = 0
 
 
 def passage_provenance(p: Passage) -> Provenance:
@@ -125,7 +126,8 @@ class Passages:
             self._write_new_tx(
                 tx, namespace, new, by_id, vec_by_id, concept_vectors, stats, state == "kept", since
             )
-            bump_version_tx(tx, namespace, meta)
+            added = None if changed else (stats.passages, stats.concepts_created)
+            bump_version_tx(tx, namespace, meta, added)
             return stats
 
         return self.core.write_tx(work)
@@ -280,6 +282,7 @@ class Passages:
         for freq_uids in chunks(list(concept_rows), self.core.write_batch * 5):
             tx.run(load_cypher("update_frequency"), uids=freq_uids).consume()
         stats.passages += len(new)
+        stats.concepts_created += len(created)
         stats.concepts_touched += len(concept_rows)
         stats.has_passage += sum(len(link["concepts"]) for link in links)
         stats.cooccurrence_rows += len(pairs)
@@ -299,7 +302,7 @@ class Passages:
                 touched = sorted({c for r in rows for c in r["concepts"]})
                 for uids in chunks(touched, self.core.write_batch * 5):
                     tx.run(load_cypher("update_frequency"), uids=list(uids)).consume()
-                bump_version_tx(tx, namespace, None)
+                bump_version_tx(tx, namespace, None, NOTHING_ADDED)
             return added
 
         return self.core.write_tx(work)

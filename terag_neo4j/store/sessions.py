@@ -86,10 +86,25 @@ def chunks(rows: Sequence[T], size: int) -> Iterator[Sequence[T]]:
         yield rows[i : i + size]
 
 
-def bump_version_tx(tx: ManagedTransaction, namespace: str, meta: dict[str, Any] | None) -> int:
+# What a write that adds no passage and no concept passes as `added` (links, pairs, flags)
+NOTHING_ADDED = (0, 0)
+
+
+def bump_version_tx(
+    tx: ManagedTransaction,
+    namespace: str,
+    meta: dict[str, Any] | None,
+    added: tuple[int, int] | None = None,
+) -> int:
     """Bump the namespace version, so a GDS projection built before this write is never used
-    after it (`meta` is stored with the namespace)."""
-    rec = tx.run(load_cypher("bump_version"), namespace=namespace, meta=meta or {}).single()
+    after it (`meta` is stored with the namespace). `added` is (passages, concepts) this
+    transaction created when it deleted nothing; without it the namespace is counted again."""
+    rec = tx.run(
+        load_cypher("bump_version"),
+        namespace=namespace,
+        meta=meta or {},
+        added={"passages": added[0], "concepts": added[1]} if added is not None else None,
+    ).single()
     return int(rec["version"]) if rec else 0
 
 
