@@ -63,22 +63,25 @@ def named_concepts(store: GraphStore, ns: str, passages: Sequence[Passage]) -> d
     word no name starts with is asked about once, and most of a text stops there."""
     words = {p.id: normalize_name(p.content).split() for p in passages}
     stop = stopwords()
-    growing = {pid: [i for i, w in enumerate(ws) if w not in stop] for pid, ws in words.items()}
+    # {passage id: [(start, the n words from it)]}: a run grows by one word a round, so each
+    # round joins only the runs still growing (joining every run anew was most of its time)
+    growing = {
+        pid: [(i, w) for i, w in enumerate(ws) if w not in stop] for pid, ws in words.items()
+    }
     found: dict[str, set[str]] = {pid: set() for pid in words}
     for n in range(1, MAX_WORDS + 1):
-        grams = {" ".join(ws[i : i + n]) for pid, ws in words.items() for i in growing[pid]}
+        grams = {gram for runs in growing.values() for _, gram in runs}
         if not grams:
             break
         known = store.passages.concept_prefixes(ns, sorted(grams))
         for pid, ws in words.items():
             longer = []
-            for i in growing[pid]:
-                gram = " ".join(ws[i : i + n])
+            for i, gram in growing[pid]:
                 uids, grows = known.get(gram, ((), False))
                 if uids and ws[i + n - 1] not in stop and (n > 1 or len(gram) >= 3):
                     found[pid].update(uids)
                 if grows and i + n < len(ws):
-                    longer.append(i)
+                    longer.append((i, f"{gram} {ws[i + n]}"))
             growing[pid] = longer
     return {pid: sorted(uids) for pid, uids in found.items()}
 
