@@ -88,8 +88,6 @@ def _is_our_server(pid: int) -> bool:
         return pid_alive(pid)
     return state != "Z" and MAIN_CLASS.encode() in cmdline
 
-    return True
-
 
 def _running_pid(lay: Layout) -> int | None:
     pid = _read_pid(lay)

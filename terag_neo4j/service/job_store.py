@@ -95,10 +95,6 @@ class StoredJob:
     def attempts(self) -> int:
         return int(self.row.get("attempts") or 0)
 
-    @property
-    def cancel_requested(self) -> bool:
-        return bool(self.row.get("cancel_requested"))
-
     def view(self) -> Job:
         r = self.row
         done = int(r.get("passages_done") or 0)

@@ -10,7 +10,7 @@ and dropped with it; a namespace written by an older version is moved over on fi
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from neo4j.exceptions import ClientError
@@ -123,8 +123,3 @@ class SearchIndexes:
 
         self.core.call(run)
         self.ready.discard(namespace)
-
-    def forget(self, namespaces: Sequence[str]) -> None:
-        """Ask again whether these namespaces have their indexes (another process dropped one)."""
-        for ns in namespaces:
-            self.ready.discard(ns)

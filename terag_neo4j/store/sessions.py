@@ -14,8 +14,6 @@ from contextlib import contextmanager
 from typing import Any, Self, TypeVar
 
 import neo4j
-import numpy as np
-import numpy.typing as npt
 from neo4j import Driver, ManagedTransaction
 from neo4j.exceptions import ClientError
 from neo4j.graph import Node, Path, Relationship
@@ -214,37 +212,6 @@ class StoreCore:
                 return s.execute_read(
                     lambda tx: [row(r) for r in tx.run(load_cypher(name), **params)]
                 )
-
-        return self.call(run)
-
-    def read_vectors(
-        self, name: str, vector: str, **params: Any
-    ) -> tuple[list[dict[str, Any]], npt.NDArray[np.float32]]:
-        """A query's rows without their `vector` field, and those vectors as float32 rows.
-
-        The rows are packed into arrays as they stream in: as Python lists the passage vectors
-        of a 1M-passage namespace would take about 12 GB, as float32 1.5 GB.
-        """
-
-        def work(tx: ManagedTransaction) -> tuple[list[dict[str, Any]], npt.NDArray[np.float32]]:
-            rows: list[dict[str, Any]] = []
-            blocks: list[npt.NDArray[np.float32]] = []
-            block: list[Any] = []
-            for rec in tx.run(load_cypher(name), **params):
-                data = rec.data()
-                block.append(data.pop(vector))
-                rows.append(data)
-                if len(block) == 10_000:
-                    blocks.append(np.asarray(block, dtype=np.float32))
-                    block = []
-            if block:
-                blocks.append(np.asarray(block, dtype=np.float32))
-            matrix = np.concatenate(blocks) if blocks else np.zeros((0, 0), dtype=np.float32)
-            return rows, matrix
-
-        def run() -> tuple[list[dict[str, Any]], npt.NDArray[np.float32]]:
-            with self.session() as s:
-                return s.execute_read(work)
 
         return self.call(run)
 
