@@ -74,3 +74,33 @@ def test_bench_serve_writes_every_figure_with_no_errors(service: Service, tmp_pa
         timeout=60,
     )
     assert r.status_code == 404
+
+
+def test_bench_serve_against_a_baseline_commit_runs_both_services_in_turns(
+    service: Service, tmp_path: Path
+) -> None:
+    qfile = tmp_path / "questions.txt"
+    qfile.write_text("\n".join(QUESTIONS) + "\n", encoding="utf-8")
+    cmd = [
+        sys.executable, "-m", "terag_neo4j.cli", "bench-serve",
+        "--baseline-rev", "HEAD", "--rounds", "2", "--warmup", "1", "--api-key", KEY_ALL,
+        "--namespace", service.ns_a, "--questions-file", str(qfile),
+        "--clients", "1", "2", "--seconds", "2", "--out", str(tmp_path), "--name", "versus",
+    ]  # fmt: skip
+    proc = subprocess.run(
+        cmd, cwd=REPO, env=service.env, capture_output=True, text=True, timeout=900
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert "| clients |" in proc.stdout
+
+    data = json.loads((tmp_path / "versus.json").read_text(encoding="utf-8"))
+    sha = data["baseline_rev"]
+    assert set(data["sides"]) == {"current", f"baseline {sha}"}
+    for side in data["sides"].values():
+        assert set(side) == {"1", "2"}
+        for row in side.values():
+            # every round of both services answered, with no error
+            assert len(row["rounds"]) == 2 and all(q > 0 for q in row["rounds"]), row
+            assert row["errors"] == 0 and row["p50_ms"] > 0
+    assert set(data["ratio_throughput"]) == {"1", "2"}
+    assert all(r > 0 for r in data["ratio_throughput"].values())

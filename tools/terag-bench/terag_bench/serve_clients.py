@@ -81,9 +81,16 @@ def wait_ready(url: str, proc: subprocess.Popen[bytes] | None, timeout: float) -
 
 @contextlib.contextmanager
 def running_service(
-    url: str | None, pid: int | None, api_key: str | None, log_path: Path, ready_s: float
+    url: str | None,
+    pid: int | None,
+    api_key: str | None,
+    log_path: Path,
+    ready_s: float,
+    tree: Path | None = None,
+    extra_env: dict[str, str] | None = None,
 ) -> Iterator[Target]:
-    """The service at `url`, or a `terag serve` of our own on a free loopback port."""
+    """The service at `url`, or a `terag serve` of our own on a free loopback port: this
+    checkout's, or the one in `tree` (another commit's, on the same virtual environment)."""
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     if url:
         check_loopback(url)
@@ -96,10 +103,14 @@ def running_service(
     env.setdefault("TERAG_EXTRACTOR", "spacy")  # uploads are indexed by spaCy, not an LLM
     env.setdefault("TOKENIZERS_PARALLELISM", "false")
     env["TERAG_SERVE_HOST"] = "127.0.0.1"
+    env.update(extra_env or {})
+    if tree is not None:  # `-m` puts the working folder first on the path
+        env["PYTHONPATH"] = str(tree)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("wb") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "terag_neo4j.cli", "serve", "--port", str(port)],
+            cwd=tree,
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,

@@ -9,6 +9,9 @@ passages ingest through the documents route (errors; answers consistent with the
 or after the write); `--soak SECONDS` one at 8 clients while small documents are uploaded
 (errors, uploads lost, RSS growth). Uploads go to a namespace of the bench's own, dropped after.
 Writes JSON and a PNG under --out and prints a table.
+
+`--baseline-rev REV` compares instead: this checkout's service and REV's, in turns, each client
+count in every round (`terag_bench.serve_versus`), with the result cache off on both.
 """
 
 from __future__ import annotations
@@ -55,6 +58,13 @@ def register_cli(subparsers: Any) -> None:
     s.add_argument("--out", type=Path, default=DEFAULT_OUT)
     s.add_argument("--name", help="result file stem (default serve_<dataset>)")
     s.add_argument("--no-plot", action="store_true")
+    s.add_argument(
+        "--baseline-rev", metavar="REV", help="compare with this commit's service, in turns"
+    )
+    s.add_argument("--rounds", type=int, default=2, help="with --baseline-rev (default 2)")
+    s.add_argument(
+        "--warmup", type=float, default=15.0, help="with --baseline-rev: seconds per service"
+    )
     s.set_defaults(func=cmd_bench_serve)
 
 
@@ -117,6 +127,8 @@ def cmd_bench_serve(args: argparse.Namespace) -> int:
     )
 
     name, ns, questions, texts = _inputs(args)
+    if args.baseline_rev:
+        return _versus(args, name, ns, questions)
     stem = args.name or f"serve_{name}"
     upload_ns = args.upload_namespace or f"benchserve_{os.getpid()}"
     result: dict[str, Any] = {
@@ -177,6 +189,25 @@ def cmd_bench_serve(args: argparse.Namespace) -> int:
     print(f"wrote {path}")
     if not args.no_plot:
         print(f"wrote {plot(result, args.out / f'{stem}.png')}")
+    return 0
+
+
+def _versus(args: argparse.Namespace, name: str, ns: str, questions: list[str]) -> int:
+    from terag_bench.runinfo import write_result
+    from terag_bench.serve_clients import BenchServeError
+    from terag_bench.serve_versus import compare_services, report
+
+    if args.url or args.mixed or args.soak > 0:
+        raise BenchServeError(
+            "--baseline-rev starts both services itself: no --url, --mixed, --soak"
+        )
+    out = compare_services(
+        ns, questions, args.baseline_rev, args.clients, args.seconds, args.rounds, args.warmup,
+        args.top_k, args.api_key, args.ready_timeout,
+    )  # fmt: skip
+    path = write_result(args.out, args.name or f"serve_{name}_vs_{out['baseline_rev']}", out)
+    print(report(out))
+    print(f"wrote {path}")
     return 0
 
 
