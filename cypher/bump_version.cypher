@@ -1,7 +1,7 @@
 // Every change bumps the namespace version; retrieval rebuilds its GDS projection when it differs.
 // The passage and concept counts go up by $added ({passages, concepts}) from a write that only
 // added nodes, or are counted again when $added is null (a delete, a merge): each count is an
-// index scan of the namespace, which at a million passages cost a batch half a second.
+// index scan of the namespace, whose cost grows with it (docs/benchmarks.md, "Scale").
 MATCH (n:Namespace {name: $namespace})
 WITH n, $added IS NULL OR n.passages IS NULL OR n.concepts IS NULL AS recount
 SET n.version = n.version + 1, n.updated = datetime(),

@@ -64,7 +64,7 @@ def named_concepts(store: GraphStore, ns: str, passages: Sequence[Passage]) -> d
     words = {p.id: normalize_name(p.content).split() for p in passages}
     stop = stopwords()
     # {passage id: [(start, the n words from it)]}: a run grows by one word a round, so each
-    # round joins only the runs still growing (joining every run anew was most of its time)
+    # round joins only the runs still growing instead of joining every run anew
     growing = {
         pid: [(i, w) for i, w in enumerate(ws) if w not in stop] for pid, ws in words.items()
     }
