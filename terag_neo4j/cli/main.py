@@ -17,6 +17,8 @@ from terag_neo4j.cli.exits import (
 )
 from terag_neo4j.cli.parser import build_parser
 
+log = logging.getLogger(__name__)
+
 # ---------------------------------------------------------------------- commands
 
 
@@ -83,5 +85,7 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str]) -> int:
         if args.verbose:
             raise
         msg, code = error_line(e)
+        # Kept for whoever captures DEBUG records (a test's log): the user sees one line.
+        log.debug("the error's trace", exc_info=True)
         print(f"{parser.prog}: error: {msg} (run with --verbose for the trace)", file=sys.stderr)
         return code

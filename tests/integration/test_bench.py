@@ -7,6 +7,7 @@ minute; the full-size runs are documented in the report, not repeated here.
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -42,9 +43,11 @@ def test_bench_cli_on_a_slice(
     dataset_dir: Path,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     for var, value in connection_env(base_settings).items():
         monkeypatch.setenv(var, value)
+    caplog.set_level(logging.DEBUG, logger="terag_neo4j.cli")  # a failure's trace in the report
     out = tmp_path / "results"
     argv = ["bench", str(dataset_dir), "--limit", str(LIMIT), "--max-passages", str(MAX_PASSAGES)]
     argv += ["--out", str(out), "--namespace-prefix", namespace, "-q"]
