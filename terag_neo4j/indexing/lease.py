@@ -13,6 +13,8 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from neo4j.exceptions import Neo4jError
+
 from terag_neo4j.store import GraphStore, GraphStoreError
 
 log = logging.getLogger(__name__)
@@ -44,5 +46,7 @@ def held_lease(
         thread.join()
         try:
             store.namespaces.ingest_lease(namespace, 0, run_id)
-        except GraphStoreError as e:  # it runs out by itself
-            log.debug("could not give back the ingest lease of %s: %s", namespace, e)
+        except (GraphStoreError, Neo4jError) as e:
+            # The ingest's writes are committed and the lease runs out by itself: a failure to
+            # give it back must not turn a finished ingest into a failed one
+            log.warning("could not give back the ingest lease of %s: %s", namespace, e)
