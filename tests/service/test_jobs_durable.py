@@ -134,7 +134,14 @@ def start(stack: ExitStack, env: dict[str, str], settings: Settings, logs: list[
 
 @pytest.fixture
 def env(base_settings: Settings) -> dict[str, str]:
-    return {**service_env(base_settings, "unused-a", "unused-b"), "TERAG_JOB_LEASE_S": str(LEASE_S)}
+    """The services' environment, with a job queue of this test's own: the session's `service`
+    (tests/service/conftest.py) serves the shared test queue, and its worker would otherwise
+    take these jobs too, a third process the tests do not know of."""
+    return {
+        **service_env(base_settings, "unused-a", "unused-b"),
+        "TERAG_JOB_LEASE_S": str(LEASE_S),
+        "TERAG_JOB_QUEUE": f"durable-{uuid.uuid4().hex[:12]}",
+    }
 
 
 def kill(svc: Service) -> None:
