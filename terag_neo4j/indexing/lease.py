@@ -21,6 +21,9 @@ log = logging.getLogger(__name__)
 
 LEASE_S = 120  # how long a lease lasts without renewal
 RENEW_S = 30  # how often the heartbeat renews it
+# What renewing or giving back a lease may raise without touching the ingest: the store's own
+# error, or the server's (a transient one after the driver's retries, a deadlock with a reader).
+LEASE_ERRORS = (GraphStoreError, Neo4jError)
 
 
 @contextmanager
@@ -33,8 +36,8 @@ def held_lease(
         while not stop.wait(renew_s):
             try:
                 store.namespaces.ingest_lease(namespace, LEASE_S, run_id)
-            except GraphStoreError as e:  # readers re-project meanwhile; the ingest goes on
-                log.debug("could not renew the ingest lease of %s: %s", namespace, e)
+            except LEASE_ERRORS as e:  # readers re-project meanwhile; the ingest goes on
+                log.warning("could not renew the ingest lease of %s: %s", namespace, e)
 
     store.namespaces.ingest_lease(namespace, LEASE_S, run_id)
     thread = threading.Thread(target=beat, name=f"lease-{namespace}", daemon=True)
@@ -46,7 +49,7 @@ def held_lease(
         thread.join()
         try:
             store.namespaces.ingest_lease(namespace, 0, run_id)
-        except (GraphStoreError, Neo4jError) as e:
+        except LEASE_ERRORS as e:
             # The ingest's writes are committed and the lease runs out by itself: a failure to
             # give it back must not turn a finished ingest into a failed one
             log.warning("could not give back the ingest lease of %s: %s", namespace, e)

@@ -4,6 +4,7 @@ lease back after the ingest's writes are committed never fails the ingest."""
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 import pytest
@@ -49,3 +50,28 @@ def test_an_error_of_the_ingest_itself_still_raises() -> None:
         held_lease(store, "ns", "run-1", renew_s=60),
     ):
         raise RuntimeError("the ingest failed")
+
+
+class _FlakyRenewals(_Namespaces):
+    """Every renewal fails with a server error; taking and giving back succeed."""
+
+    def ingest_lease(self, namespace: str, seconds: float, run_id: str = "manual") -> None:
+        self.calls.append(seconds)
+        if seconds and len(self.calls) > 1:
+            raise Neo4jError._hydrate_neo4j(
+                code="Neo.TransientError.Transaction.DeadlockDetected", message="deadlock"
+            )
+
+
+def test_a_failed_renewal_keeps_the_heartbeat_beating(caplog: pytest.LogCaptureFixture) -> None:
+    store: Any = _Store()
+    store.namespaces = _FlakyRenewals()
+    caplog.set_level(logging.WARNING, logger="terag_neo4j.indexing.lease")
+    with held_lease(store, "ns", "run-1", renew_s=0.01):
+        deadline = time.monotonic() + 5
+        while store.namespaces.calls.count(120) < 4 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    # A heartbeat that died on the first failure would have renewed once, not three times
+    assert store.namespaces.calls.count(120) >= 4
+    assert store.namespaces.calls[-1] == 0
+    assert any("could not renew the ingest lease of ns" in r.message for r in caplog.records)
