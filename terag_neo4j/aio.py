@@ -30,9 +30,15 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 from terag_neo4j.client import Source, TeragClient
 from terag_neo4j.config import Settings
 from terag_neo4j.core.documents import InputError
-from terag_neo4j.core.results import AnswerResult, Mode, RetrievalResult
+from terag_neo4j.core.results import (
+    AnswerResult,
+    DocumentPage,
+    Mode,
+    Neighbourhood,
+    RetrievalResult,
+    WhyRetrieved,
+)
 from terag_neo4j.indexing.pipeline import IngestReport
-from terag_neo4j.namespace_views import DocumentPage, Neighbourhood, WhyRetrieved
 from terag_neo4j.store import ClientClosed, NamespaceInfo
 
 if TYPE_CHECKING:

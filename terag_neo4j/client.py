@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, get_args
 
 from terag_neo4j import namespace_views as views
 from terag_neo4j.config import ExtractorName, Settings
+from terag_neo4j.core import results
 from terag_neo4j.core.documents import Document, InputError
 from terag_neo4j.core.extractor import Extractor
 from terag_neo4j.core.results import AnswerResult, Mode, RetrievalResult
@@ -363,19 +364,19 @@ class TeragClient:
     @held_call
     def documents(
         self, namespace: str | None = None, offset: int = 0, limit: int = 100
-    ) -> views.DocumentPage:
+    ) -> results.DocumentPage:
         return views.documents(self, namespace, offset, limit)
 
     @held_call
     def why(
         self, passage_id: str, question: str, namespace: str | None = None, top_k: int = 5
-    ) -> views.WhyRetrieved:
+    ) -> results.WhyRetrieved:
         return views.why(self, namespace, passage_id, question, top_k)
 
     @held_call
     def neighbourhood(
         self, concept: str, namespace: str | None = None, depth: int = 1, max_nodes: int = 50
-    ) -> views.Neighbourhood:
+    ) -> results.Neighbourhood:
         return views.neighbourhood(self, namespace, concept, depth, max_nodes)
 
     def close(self) -> None:

@@ -7,14 +7,18 @@ its tool or command per operation below. Where a surface deliberately lacks an o
 takes it in another shape, `EXEMPT` says so and why: the one place a gap is allowed.
 `tests/unit/test_operations.py` checks all five surfaces against these lists, both ways.
 
-Results differ by surface (the library's dataclasses, the service's pydantic models, JSON), so
-the protocols type them `Any`; the parameters are what must match.
+Where every Python surface returns the library's own type (`why`, `neighbourhood`,
+`documents`: the service sends these types as they are) the protocols name it; the other results
+differ by surface (the library's dataclasses, the service's pydantic models), so the protocols
+type them `Any`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any, Protocol
+
+from terag_neo4j.core.results import DocumentPage, Neighbourhood, WhyRetrieved
 
 
 class TeragOperations(Protocol):
@@ -33,13 +37,15 @@ class TeragOperations(Protocol):
 
     def why(
         self, passage_id: str, question: str, namespace: str | None = None, top_k: int = 5
-    ) -> Any: ...
+    ) -> WhyRetrieved: ...
 
     def neighbourhood(
         self, concept: str, namespace: str | None = None, depth: int = 1, max_nodes: int = 50
-    ) -> Any: ...
+    ) -> Neighbourhood: ...
 
-    def documents(self, namespace: str | None = None, offset: int = 0, limit: int = 100) -> Any: ...
+    def documents(
+        self, namespace: str | None = None, offset: int = 0, limit: int = 100
+    ) -> DocumentPage: ...
 
     def delete(self, document: Any, namespace: str | None = None) -> int: ...
 
@@ -68,15 +74,15 @@ class AsyncTeragOperations(Protocol):
 
     async def why(
         self, passage_id: str, question: str, namespace: str | None = None, top_k: int = 5
-    ) -> Any: ...
+    ) -> WhyRetrieved: ...
 
     async def neighbourhood(
         self, concept: str, namespace: str | None = None, depth: int = 1, max_nodes: int = 50
-    ) -> Any: ...
+    ) -> Neighbourhood: ...
 
     async def documents(
         self, namespace: str | None = None, offset: int = 0, limit: int = 100
-    ) -> Any: ...
+    ) -> DocumentPage: ...
 
     async def delete(self, document: Any, namespace: str | None = None) -> int: ...
 

@@ -136,3 +136,88 @@ __all__ = [
     "RetrievedPassage",
     "ScoreKind",
 ]
+
+
+# What the library shows of a namespace beyond a retrieval (`namespace_views`); the HTTP API
+# and the remote clients send and return these same types.
+
+
+@dataclass(frozen=True)
+class DocumentInfo:
+    id: str
+    title: str
+    passages: int
+    source: str | None = None
+    pages: int | None = None
+
+
+@dataclass(frozen=True)
+class DocumentPage:
+    """A page of a namespace's documents, by id, and how many it holds in all."""
+
+    namespace: str
+    documents: list[DocumentInfo]
+    total: int
+
+
+@dataclass(frozen=True)
+class GraphNode:
+    id: str
+    label: Literal["Concept", "Passage"]
+    name: str
+    properties: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GraphEdge:
+    source: str
+    target: str
+    type: str
+
+
+@dataclass(frozen=True)
+class Neighbourhood:
+    """A concept's neighbourhood; `truncated` says whether the node bound cut it."""
+
+    namespace: str
+    concept: str
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+    truncated: bool
+
+
+@dataclass(frozen=True)
+class WhyConcept:
+    name: str
+    weight: float
+    frequency: int
+    match: str
+
+
+@dataclass(frozen=True)
+class WhyRetrieved:
+    """A passage's rank and score in the top k (None: not in it), its weight as a flat-ranking
+    seed, and the question's linked concepts that point at it."""
+
+    namespace: str
+    passage_id: str
+    question: str
+    top_k: int
+    rank: int | None
+    score: float | None
+    score_kind: str
+    seed_weight: float
+    concepts: list[WhyConcept]
+
+
+@dataclass(frozen=True)
+class Overview:
+    """What a namespace's counts leave out: its most connected concepts (by the passages they
+    occur in, then the concepts they co-occur with), the embedding model of its vectors, and
+    whether an ingest is writing it now."""
+
+    namespace: str
+    top_concepts: list[dict[str, Any]]
+    embedding_model: str | None
+    embedding_dimensions: int | None
+    ingesting: bool

@@ -19,10 +19,12 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 import httpx
+from pydantic import TypeAdapter
 
+from terag_neo4j.core.results import DocumentPage, Neighbourhood, WhyRetrieved
 from terag_neo4j.service.paths import document_path, job_path, namespace_path, why_path
 from terag_neo4j.service.remote_stream import (
     AskEvent,
@@ -37,8 +39,6 @@ from terag_neo4j.service.schemas import (
     Answer,
     AskRequest,
     Deleted,
-    DocumentList,
-    Graph,
     Job,
     Model,
     Namespace,
@@ -46,7 +46,6 @@ from terag_neo4j.service.schemas import (
     NamespaceStats,
     Retrieval,
     RetrieveRequest,
-    WhyRetrieved,
 )
 
 __all__ = [
@@ -61,6 +60,18 @@ __all__ = [
 
 TextInput = Mapping[str, Any]
 FINISHED = ("succeeded", "failed", "cancelled")
+T = TypeVar("T")
+
+
+# Built on first use, as the models are (`Model`): a CLI call through the service uses one
+_ADAPTERS: dict[type, TypeAdapter[Any]] = {}
+
+
+def _as(cls: type[T], data: Any) -> T:
+    """The library's own result type, as `TeragClient` returns it, from the service's JSON."""
+    adapter = _ADAPTERS.get(cls) or _ADAPTERS.setdefault(cls, TypeAdapter(cls))
+    result: T = adapter.validate_python(data)
+    return result
 
 
 def _raise_for(r: httpx.Response) -> None:
@@ -194,10 +205,10 @@ class TeragRemote(_Paths):
 
     def documents(
         self, namespace: str | None = None, offset: int = 0, limit: int = 100
-    ) -> DocumentList:
+    ) -> DocumentPage:
         params = {"offset": offset, "limit": limit}
         data = self._call("GET", self.ns(namespace, "/documents"), params=params)
-        return DocumentList.model_validate(data)
+        return _as(DocumentPage, data)
 
     def delete(self, document: str, namespace: str | None = None) -> int:
         data = self._call("DELETE", self.doc(namespace, document))
@@ -210,7 +221,7 @@ class TeragRemote(_Paths):
         the linked concepts that name it)."""
         params = {"question": question, "top_k": top_k}
         data = self._call("GET", self.why_of(namespace, passage_id), params=params)
-        return WhyRetrieved.model_validate(data)
+        return _as(WhyRetrieved, data)
 
     def namespaces(self) -> list[Namespace]:
         return [Namespace.model_validate(x) for x in self._call("GET", "/v1/namespaces")]
@@ -227,10 +238,10 @@ class TeragRemote(_Paths):
 
     def neighbourhood(
         self, concept: str, namespace: str | None = None, depth: int = 1, max_nodes: int = 50
-    ) -> Graph:
+    ) -> Neighbourhood:
         """A concept's neighbourhood, bounded by depth and node count."""
         params = {"concept": concept, "depth": depth, "max_nodes": max_nodes}
-        return Graph.model_validate(self._call("GET", self.ns(namespace, "/graph"), params=params))
+        return _as(Neighbourhood, self._call("GET", self.ns(namespace, "/graph"), params=params))
 
     graph = neighbourhood  # its name before it matched `TeragClient.neighbourhood`
 
@@ -331,17 +342,17 @@ class AsyncTeragRemote(_Paths):
 
     async def documents(
         self, namespace: str | None = None, offset: int = 0, limit: int = 100
-    ) -> DocumentList:
+    ) -> DocumentPage:
         params = {"offset": offset, "limit": limit}
         data = await self._call("GET", self.ns(namespace, "/documents"), params=params)
-        return DocumentList.model_validate(data)
+        return _as(DocumentPage, data)
 
     async def why(
         self, passage_id: str, question: str, namespace: str | None = None, top_k: int = 5
     ) -> WhyRetrieved:
         params = {"question": question, "top_k": top_k}
         data = await self._call("GET", self.why_of(namespace, passage_id), params=params)
-        return WhyRetrieved.model_validate(data)
+        return _as(WhyRetrieved, data)
 
     async def namespaces(self) -> list[Namespace]:
         return [Namespace.model_validate(x) for x in await self._call("GET", "/v1/namespaces")]
@@ -361,10 +372,10 @@ class AsyncTeragRemote(_Paths):
 
     async def neighbourhood(
         self, concept: str, namespace: str | None = None, depth: int = 1, max_nodes: int = 50
-    ) -> Graph:
+    ) -> Neighbourhood:
         params = {"concept": concept, "depth": depth, "max_nodes": max_nodes}
         data = await self._call("GET", self.ns(namespace, "/graph"), params=params)
-        return Graph.model_validate(data)
+        return _as(Neighbourhood, data)
 
     graph = neighbourhood
 

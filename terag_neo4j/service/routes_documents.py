@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
-from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 from fastapi import APIRouter, File, Query, Request, UploadFile
 
 from terag_neo4j import namespace_views as views
+from terag_neo4j.core.results import DocumentPage
 from terag_neo4j.service.auth import ReadNamespace, WriteNamespace
 from terag_neo4j.service.deps import ERRORS, JOB_ERRORS, ParsingDep, RuntimeDep
 from terag_neo4j.service.http_errors import ServiceError
 from terag_neo4j.service.routes_jobs import submit
-from terag_neo4j.service.schemas import Deleted, DocumentList, Job, TextsRequest
+from terag_neo4j.service.schemas import Deleted, Job, TextsRequest
 
 if TYPE_CHECKING:
     from terag_neo4j.core.documents import Document
@@ -79,7 +79,7 @@ async def upload(
 
 @router.get(
     "/namespaces/{namespace}/documents",
-    response_model=DocumentList,
+    response_model=DocumentPage,
     tags=["documents"],
     responses=ERRORS,
 )
@@ -88,10 +88,9 @@ async def list_documents(
     namespace: ReadNamespace,
     offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-) -> DocumentList:
+) -> DocumentPage:
     """The namespace's documents, with their passage counts, by id."""
-    page = await rt.call(lambda c: c.documents(namespace, offset, limit))
-    return DocumentList.model_validate(asdict(page))
+    return await rt.call(lambda c: c.documents(namespace, offset, limit))
 
 
 @router.delete(

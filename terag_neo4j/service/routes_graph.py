@@ -3,16 +3,15 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Annotated
 
 from fastapi import APIRouter, Query
 
+from terag_neo4j.core.results import Neighbourhood, WhyRetrieved
 from terag_neo4j.service.asking import check_question
 from terag_neo4j.service.auth import ReadNamespace
 from terag_neo4j.service.deps import ERRORS, RuntimeDep
 from terag_neo4j.service.reads import as_reader
-from terag_neo4j.service.schemas import Graph, WhyRetrieved
 
 router = APIRouter(prefix="/v1")
 
@@ -33,21 +32,21 @@ async def why_retrieved(
     """Why a passage was (or was not) retrieved for a question: its rank and score in the top
     k, its weight as a flat-ranking seed, and the question's linked concepts that name it."""
     q = check_question(question, rt.service.max_question_chars)
-    why = await rt.call(as_reader(namespace, lambda c: c.why(passage_id, q, namespace, top_k)))
-    return WhyRetrieved.model_validate(asdict(why))
+    return await rt.call(as_reader(namespace, lambda c: c.why(passage_id, q, namespace, top_k)))
 
 
-@router.get("/namespaces/{namespace}/graph", response_model=Graph, tags=["graph"], responses=ERRORS)
+@router.get(
+    "/namespaces/{namespace}/graph", response_model=Neighbourhood, tags=["graph"], responses=ERRORS
+)
 async def concept_graph(
     rt: RuntimeDep,
     namespace: ReadNamespace,
     concept: Annotated[str, Query(min_length=1, max_length=200, examples=["Ferdinand Porsche"])],
     depth: Annotated[int, Query(ge=1, le=3)] = 1,
     max_nodes: Annotated[int, Query(ge=1, le=500)] = 50,
-) -> Graph:
+) -> Neighbourhood:
     """A concept's neighbourhood (concepts and passages, the walk's edges), bounded by depth and
     node count; `truncated` says whether the bound cut it."""
-    g = await rt.call(
+    return await rt.call(
         as_reader(namespace, lambda c: c.neighbourhood(concept, namespace, depth, max_nodes))
     )
-    return Graph.model_validate(asdict(g))

@@ -1,7 +1,9 @@
 """Request and response bodies of the HTTP API (and of `TeragRemote`, which shares them).
 
 Imports pydantic and the package's plain result types only: the remote client uses these models
-without the service's dependencies.
+without the service's dependencies. A document page, a neighbourhood and why a passage was
+retrieved are not here: the routes send the library's own dataclasses (`core.results`), and the
+remote clients return those same types.
 """
 
 from __future__ import annotations
@@ -110,21 +112,6 @@ class TextDocument(Model):
 class TextsRequest(Model):
     model_config = ConfigDict(extra="forbid")
     documents: list[TextDocument] = Field(min_length=1, max_length=10_000)
-
-
-class DocumentInfo(Model):
-    id: str
-    title: str
-    passages: int
-    # Where it was read from (its passages' provenance) and its last page, when it has pages
-    source: str | None = None
-    pages: int | None = None
-
-
-class DocumentList(Model):
-    namespace: str
-    documents: list[DocumentInfo]
-    total: int
 
 
 class Deleted(Model):
@@ -244,28 +231,6 @@ class Answer(Model):
     output_tokens: int
 
 
-class WhyConcept(Model):
-    name: str
-    weight: float
-    frequency: int
-    match: str
-
-
-class WhyRetrieved(Model):
-    namespace: str
-    passage_id: str
-    question: str
-    top_k: int
-    # 1-based rank in the top k, or None (with score None) when the passage is not in it
-    rank: int | None
-    score: float | None
-    score_kind: str
-    # Its weight in the restart vector when the flat ranking seeded it, else 0
-    seed_weight: float
-    # The question's linked concepts that point at this passage over HAS_PASSAGE
-    concepts: list[WhyConcept]
-
-
 class KeyScope(Model):
     """What the presented key reaches: its namespaces (None: every one), and whether it writes."""
 
@@ -288,24 +253,3 @@ class NamespaceOverview(Model):
     embedding_dimensions: int | None = None
     # An ingest holds the namespace's write lease now
     ingesting: bool = False
-
-
-class GraphNode(Model):
-    id: str
-    label: Literal["Concept", "Passage"]
-    name: str
-    properties: dict[str, Any] = Field(default_factory=dict)
-
-
-class GraphEdge(Model):
-    source: str
-    target: str
-    type: str
-
-
-class Graph(Model):
-    namespace: str
-    concept: str
-    nodes: list[GraphNode]
-    edges: list[GraphEdge]
-    truncated: bool

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import inspect
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -115,3 +116,32 @@ def test_the_cli_commands_are_the_operations_both_ways() -> None:
     assert mapped <= commands, mapped - commands
     others = {c for c in commands - mapped if not c.startswith("bench")}
     assert others <= ops.CLI_TOOLING, others - ops.CLI_TOOLING  # every command is placed
+
+
+@pytest.mark.parametrize(
+    ("surface", "cls", "is_async"),
+    [
+        ("client", TeragClient, False),
+        ("client", AsyncTeragClient, True),
+        ("remote", TeragRemote, False),
+        ("remote", AsyncTeragRemote, True),
+    ],
+)
+def test_where_the_protocol_names_a_result_type_every_python_client_returns_it(
+    surface: str, cls: type, is_async: bool
+) -> None:
+    """A result the protocol types (not `Any`) is the library's own class on every Python
+    surface: the remote clients return what `TeragClient` does, not a look-alike model."""
+    typed = 0
+    for name, proto_fn in (ASYNC if is_async else SYNC).items():
+        wanted = inspect.signature(proto_fn).return_annotation
+        if wanted == "Any" or not isinstance(wanted, str) or "[" in wanted or wanted == "None":
+            continue
+        if wanted == "int":
+            continue
+        typed += 1
+        method = getattr(cls, ops.REMOTE_METHODS.get(name, name) if surface == "remote" else name)
+        have = inspect.signature(method).return_annotation  # a string: annotations are lazy
+        returned = eval(have, vars(sys.modules[method.__module__]))  # e.g. views.WhyRetrieved
+        assert returned is vars(ops)[wanted], f"{cls.__name__}.{name} returns {have}, not {wanted}"
+    assert typed == 3  # why, neighbourhood, documents
