@@ -31,6 +31,14 @@ SYNC = protocol_methods(ops.TeragOperations)
 ASYNC = protocol_methods(ops.AsyncTeragOperations)
 
 
+PYTHON_CLIENTS = [
+    ("client", TeragClient, False),
+    ("client", AsyncTeragClient, True),
+    ("remote", TeragRemote, False),
+    ("remote", AsyncTeragRemote, True),
+]
+
+
 def params(fn: Callable[..., Any]) -> list[inspect.Parameter]:
     return [p for p in inspect.signature(fn).parameters.values() if p.name != "self"]
 
@@ -42,15 +50,7 @@ def test_the_two_protocols_list_the_same_operations_with_the_same_parameters() -
         assert inspect.iscoroutinefunction(ASYNC[name]) and not inspect.iscoroutinefunction(fn)
 
 
-@pytest.mark.parametrize(
-    ("surface", "cls", "is_async"),
-    [
-        ("client", TeragClient, False),
-        ("client", AsyncTeragClient, True),
-        ("remote", TeragRemote, False),
-        ("remote", AsyncTeragRemote, True),
-    ],
-)
+@pytest.mark.parametrize(("surface", "cls", "is_async"), PYTHON_CLIENTS)
 def test_each_python_client_has_every_operation_with_its_parameters(
     surface: str, cls: type, is_async: bool
 ) -> None:
@@ -118,15 +118,7 @@ def test_the_cli_commands_are_the_operations_both_ways() -> None:
     assert others <= ops.CLI_TOOLING, others - ops.CLI_TOOLING  # every command is placed
 
 
-@pytest.mark.parametrize(
-    ("surface", "cls", "is_async"),
-    [
-        ("client", TeragClient, False),
-        ("client", AsyncTeragClient, True),
-        ("remote", TeragRemote, False),
-        ("remote", AsyncTeragRemote, True),
-    ],
-)
+@pytest.mark.parametrize(("surface", "cls", "is_async"), PYTHON_CLIENTS)
 def test_where_the_protocol_names_a_result_type_every_python_client_returns_it(
     surface: str, cls: type, is_async: bool
 ) -> None:
