@@ -147,6 +147,7 @@ class DocumentInfo:
     id: str
     title: str
     passages: int
+    # Where it was read from (its passages' provenance) and its last page, when it has pages
     source: str | None = None
     pages: int | None = None
 
@@ -203,10 +204,13 @@ class WhyRetrieved:
     passage_id: str
     question: str
     top_k: int
+    # 1-based rank in the top k, or None (with score None) when the passage is not in it
     rank: int | None
     score: float | None
     score_kind: str
+    # Its weight in the restart vector when the flat ranking seeded it, else 0
     seed_weight: float
+    # The question's linked concepts that point at this passage over HAS_PASSAGE
     concepts: list[WhyConcept]
 
 

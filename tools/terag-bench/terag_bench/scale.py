@@ -172,9 +172,7 @@ def time_queries(
         "walk": "/".join(sorted(walks)),
         "local_relationships_p50": percentile(local_rels, 50) if local_rels else None,
         "recall_at_5": round(float(np.mean(recall)), 3) if recall else None,
-        # VmHWM, not ru_maxrss: a spawned process's ru_maxrss starts at its parent's peak (the
-        # kernel keeps the forked copy's high-water mark across exec), the ingest's at 1M
-        "python_query_peak_mib": round(process_rss_mib(os.getpid()).get("VmHWM", 0.0), 1),
+        "python_query_peak_mib": round(peak_rss_mib(), 1),
     }
 
 
