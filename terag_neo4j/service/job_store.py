@@ -26,7 +26,7 @@ from neo4j import ManagedTransaction
 
 from terag_neo4j.core.documents import Document
 from terag_neo4j.service.schemas import Job
-from terag_neo4j.store.cypher import cypher_statements, load_cypher
+from terag_neo4j.store.cypher import cypher_statements, run_cypher
 
 if TYPE_CHECKING:
     from terag_neo4j.indexing.report import IngestReport
@@ -156,7 +156,7 @@ class JobStore:
         """One statement of cypher/<name>.cypher in a write transaction; its one row, if any."""
 
         def work(tx: ManagedTransaction) -> dict[str, Any] | None:
-            rec = tx.run(load_cypher(name), **params).single()
+            rec = run_cypher(tx, name, **params).single()
             return rec.data() if rec else None
 
         return self.store.write_tx(work)
@@ -213,10 +213,11 @@ class JobStore:
             return None
 
         def work(tx: ManagedTransaction) -> dict[str, Any] | None:
-            tx.run(load_cypher("job_lock_queue")).consume()
-            tx.run(load_cypher("job_end_cancelled")).consume()
-            rec = tx.run(
-                load_cypher("job_claim"),
+            run_cypher(tx, "job_lock_queue").consume()
+            run_cypher(tx, "job_end_cancelled").consume()
+            rec = run_cypher(
+                tx,
+                "job_claim",
                 owner=owner,
                 lease_ms=int(lease_s * 1000),
                 queue=self.queue,

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from neo4j import ManagedTransaction
 
 from terag_neo4j.core.documents import Passage
-from terag_neo4j.store.cypher import load_cypher
+from terag_neo4j.store.cypher import run_cypher
 from terag_neo4j.store.ids import passage_uid
 from terag_neo4j.store.sessions import StoreCore, chunks
 
@@ -36,7 +36,7 @@ class BudgetState:
         def work(tx: ManagedTransaction) -> None:
             self.core.lock_namespace(tx, namespace)
             for chunk in chunks(uids, self.core.write_batch):
-                tx.run(load_cypher("mark_core"), uids=list(chunk), merged=False).consume()
+                run_cypher(tx, "mark_core", uids=list(chunk), merged=False).consume()
 
         self.core.write_tx(work)
 

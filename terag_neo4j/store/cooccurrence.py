@@ -10,7 +10,7 @@ from collections.abc import Callable
 from neo4j import ManagedTransaction
 from neo4j.exceptions import ConstraintError, DatabaseError
 
-from terag_neo4j.store.cypher import cypher_statements, load_cypher
+from terag_neo4j.store.cypher import cypher_statements, run_cypher
 from terag_neo4j.store.pairs import apply_pair_deltas, pair_deltas
 from terag_neo4j.store.sessions import NOTHING_ADDED, StoreCore, bump_version_tx
 
@@ -53,33 +53,32 @@ class Cooccurrence:
             state = self.core.lock_namespace(tx, namespace)
             if state not in ("lazy", "building"):  # kept, or being reset (`reset`)
                 return None
-            claim = tx.run(
-                load_cypher("claim_pair_build"),
+            claim = run_cypher(
+                tx,
+                "claim_pair_build",
                 namespace=namespace,
                 builder=builder,
                 version=version,
             ).single()
             if state == "lazy":
-                tx.run(
-                    load_cypher("set_cooccurrence"), namespace=namespace, state="building"
-                ).consume()
+                run_cypher(tx, "set_cooccurrence", namespace=namespace, state="building").consume()
                 seen = set()
             elif claim is None or not claim["continued"]:
                 seen = None
             at = int(claim["version"]) if claim else 0
             rows = [
                 r.data()
-                for r in tx.run(load_cypher("unpaired_passages"), namespace=namespace, limit=size)
+                for r in run_cypher(tx, "unpaired_passages", namespace=namespace, limit=size)
             ]
             if not rows:
-                tx.run(load_cypher("set_cooccurrence"), namespace=namespace, state="kept").consume()
+                run_cypher(tx, "set_cooccurrence", namespace=namespace, state="kept").consume()
                 bump_version_tx(tx, namespace, None, NOTHING_ADDED)
                 return 0, set(), True, at
             concepts = {c for r in rows for c in r["concepts"]}
             unseen = frozenset(concepts - seen) if seen is not None else frozenset()
             deltas = pair_deltas([r["concepts"] for r in rows], +1)
             apply_pair_deltas(tx, deltas, self.core.write_batch * 5, unseen)
-            tx.run(load_cypher("mark_paired"), uids=[r["passage"] for r in rows]).consume()
+            run_cypher(tx, "mark_paired", uids=[r["passage"] for r in rows]).consume()
             return len(deltas), concepts, False, at
 
         total, done = 0, 0
@@ -133,7 +132,7 @@ class Cooccurrence:
         def mark(state: str) -> Callable[[ManagedTransaction], None]:
             def work(tx: ManagedTransaction) -> None:
                 self.core.lock_namespace(tx, namespace)
-                tx.run(load_cypher("set_cooccurrence"), namespace=namespace, state=state).consume()
+                run_cypher(tx, "set_cooccurrence", namespace=namespace, state=state).consume()
                 bump_version_tx(tx, namespace, None, NOTHING_ADDED)
 
             return work

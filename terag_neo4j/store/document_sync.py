@@ -11,7 +11,7 @@ from neo4j import ManagedTransaction
 
 from terag_neo4j.core.documents import Passage
 from terag_neo4j.core.provenance import Provenance
-from terag_neo4j.store.cypher import load_cypher
+from terag_neo4j.store.cypher import run_cypher
 from terag_neo4j.store.ids import passage_uid
 from terag_neo4j.store.passages import delete_passages_tx, provenance_row
 from terag_neo4j.store.sessions import StoreCore, bump_version_tx, chunks
@@ -39,9 +39,7 @@ class Documents:
             state = self.core.lock_namespace(tx, namespace)
             uids = [
                 r["uid"]
-                for r in tx.run(
-                    load_cypher("document_passages"), namespace=namespace, doc_id=doc_id
-                )
+                for r in run_cypher(tx, "document_passages", namespace=namespace, doc_id=doc_id)
             ]
             n = delete_passages_tx(tx, uids, state)
             if n:
@@ -70,7 +68,7 @@ class Documents:
 
         def work(tx: ManagedTransaction) -> int:
             for chunk in chunks(rows, 5000):
-                tx.run(load_cypher("set_provenance"), rows=chunk).consume()
+                run_cypher(tx, "set_provenance", rows=chunk).consume()
             return len(rows)
 
         return self.core.write_tx(work) if rows else 0

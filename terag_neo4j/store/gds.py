@@ -21,7 +21,7 @@ from neo4j.exceptions import ClientError
 from terag_neo4j.core.concepts import TITLE
 from terag_neo4j.recipes import RetrievalConfig
 from terag_neo4j.store import GraphStore, GraphStoreError, one_line, write_refused
-from terag_neo4j.store.cypher import load_cypher
+from terag_neo4j.store.cypher import run_cypher
 from terag_neo4j.store.ids import WALK_FLAGS, projection_name_re
 from terag_neo4j.store.sessions import ReadNeedsWriter
 
@@ -168,9 +168,7 @@ def used(store: GraphStore, namespace: str, graph: str) -> None:
     _use_written[graph] = now
     try:
         store.write_tx(
-            lambda tx: tx.run(
-                load_cypher("projection_used"), namespace=namespace, graph=graph
-            ).consume()
+            lambda tx: run_cypher(tx, "projection_used", namespace=namespace, graph=graph).consume()
         )
     except (ClientError, GraphStoreError) as e:  # a read-only user: this process's order only
         log.debug("could not record the use of %s: %s", graph, e)

@@ -12,7 +12,7 @@ from typing import Any
 from neo4j import ManagedTransaction
 from neo4j.exceptions import ClientError
 
-from terag_neo4j.store.cypher import cypher_statements, load_cypher
+from terag_neo4j.store.cypher import cypher_statements, run_cypher
 from terag_neo4j.store.ids import check_namespace, projection_name_re
 from terag_neo4j.store.search import SearchIndexes
 from terag_neo4j.store.sessions import StoreCore, bump_version_tx
@@ -58,7 +58,7 @@ class Namespaces:
 
     def record_run(self, namespace: str, run: dict[str, Any]) -> None:
         self.core.write_tx(
-            lambda tx: tx.run(load_cypher("record_run"), namespace=namespace, run=run).consume()
+            lambda tx: run_cypher(tx, "record_run", namespace=namespace, run=run).consume()
         )
 
     def ingest_lease(self, namespace: str, seconds: float, run_id: str = "manual") -> None:
@@ -66,8 +66,8 @@ class Namespaces:
         namespace (`ingest_lease.cypher`)."""
         name = "ingest_lease" if seconds > 0 else "release_lease"
         self.core.write_tx(
-            lambda tx: tx.run(
-                load_cypher(name), namespace=namespace, seconds=int(seconds), run_id=run_id
+            lambda tx: run_cypher(
+                tx, name, namespace=namespace, seconds=int(seconds), run_id=run_id
             ).consume()
         )
 
@@ -75,7 +75,7 @@ class Namespaces:
         """Mark the namespace as being dropped (under its write lock: a running ingest's batch
         finishes first, its next one is refused), drop its indexes, then delete its graph."""
         self.core.write_tx(
-            lambda tx: tx.run(load_cypher("mark_dropping"), namespace=namespace).consume()
+            lambda tx: run_cypher(tx, "mark_dropping", namespace=namespace).consume()
         )
         self.search_indexes.drop(namespace)
 

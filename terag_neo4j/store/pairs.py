@@ -14,7 +14,7 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
-from terag_neo4j.store.cypher import load_cypher
+from terag_neo4j.store.cypher import run_cypher
 from terag_neo4j.store.sessions import chunks
 
 
@@ -57,18 +57,19 @@ def apply_pair_deltas(
     fresh = [r for r in rows if r["a"] in new_concepts or r["b"] in new_concepts]
     known = [r for r in rows if not (r["a"] in new_concepts or r["b"] in new_concepts)]
     for chunk in chunks(known, batch):
-        existed = {r["pair"] for r in tx.run(load_cypher("add_cooccurrence"), rows=chunk)}
+        existed = {r["pair"] for r in run_cypher(tx, "add_cooccurrence", rows=chunk)}
         fresh.extend(r for r in chunk if r["pair"] not in existed and r["delta"] > 0)
         emptied = [r["pair"] for r in chunk if r["delta"] < 0]
         if emptied:
-            tx.run(load_cypher("prune_cooccurrence"), pairs=emptied).consume()
+            run_cypher(tx, "prune_cooccurrence", pairs=emptied).consume()
     for chunk in chunks(fresh, batch):
         groups: dict[str, list[dict[str, Any]]] = {}
         for r in chunk:
             groups.setdefault(r["a"], []).append(
                 {"b": r["b"], "pair": r["pair"], "delta": r["delta"]}
             )
-        tx.run(
-            load_cypher("create_cooccurrence"),
+        run_cypher(
+            tx,
+            "create_cooccurrence",
             groups=[{"a": a, "rows": rows} for a, rows in groups.items()],
         ).consume()

@@ -15,7 +15,7 @@ from neo4j import ManagedTransaction
 from terag_neo4j.core.concepts import Concept, Extraction
 from terag_neo4j.core.documents import Passage
 from terag_neo4j.core.provenance import Provenance
-from terag_neo4j.store.cypher import load_cypher
+from terag_neo4j.store.cypher import run_cypher
 from terag_neo4j.store.ids import concept_uid, passage_label, passage_uid
 from terag_neo4j.store.pairs import (
     apply_pair_deltas,
@@ -67,14 +67,14 @@ def _concept_row(uid: str, c: Concept, vectors: dict[str, Sequence[float]]) -> d
 def delete_passages_tx(tx: ManagedTransaction, uids: Sequence[str], state: str) -> int:
     if not uids:
         return 0
-    rows = [r.data() for r in tx.run(load_cypher("passage_concepts"), uids=list(uids))]
+    rows = [r.data() for r in run_cypher(tx, "passage_concepts", uids=list(uids))]
     lists = [r["linked"] for r in rows]  # extracted and mentioned: both change frequencies
     counted = [r["concepts"] for r in rows if pairs_counted(state, r["paired"])]
     apply_pair_deltas(tx, pair_deltas(counted, -1), 5000)
-    tx.run(load_cypher("delete_passages"), uids=list(uids)).consume()
+    run_cypher(tx, "delete_passages", uids=list(uids)).consume()
     touched = sorted({c for cs in lists for c in cs})
     for chunk in chunks(touched, 5000):
-        tx.run(load_cypher("prune_concepts"), uids=chunk).consume()
+        run_cypher(tx, "prune_concepts", uids=chunk).consume()
     return len(rows)
 
 
@@ -108,9 +108,7 @@ class Passages:
             lock = self.core.lock_row(tx, namespace)
             state = str(lock["cooccurrence"])
             uids = [passage_uid(namespace, p.id) for p in passages]
-            present = {
-                r["id"]: r["hash"] for r in tx.run(load_cypher("existing_passages"), uids=uids)
-            }
+            present = {r["id"]: r["hash"] for r in run_cypher(tx, "existing_passages", uids=uids)}
             changed = [p for p in passages if p.id in present and present[p.id] != p.hash]
             if changed:
                 stats.deleted_passages += delete_passages_tx(
@@ -154,12 +152,12 @@ class Passages:
             stats = WriteStats()
             state = self.core.lock_namespace(tx, namespace)
             uids = [passage_uid(namespace, p.id) for p in passages]
-            pending = {r["id"]: r["hash"] for r in tx.run(load_cypher("core_unmerged"), uids=uids)}
+            pending = {r["id"]: r["hash"] for r in run_cypher(tx, "core_unmerged", uids=uids)}
             todo = [p for p in passages if pending.get(p.id) == p.hash]
             if not todo:
                 return stats
             todo_uids = [passage_uid(namespace, p.id) for p in todo]
-            held = [r.data() for r in tx.run(load_cypher("passage_concepts"), uids=todo_uids)]
+            held = [r.data() for r in run_cypher(tx, "passage_concepts", uids=todo_uids)]
             old = {r["passage"]: set(r["concepts"]) for r in held}
             paired = {r["passage"] for r in held if pairs_counted(state, r["paired"])}
             concept_rows: dict[str, dict[str, Any]] = {}
@@ -185,16 +183,16 @@ class Passages:
             existing: set[str] = set()
             for chunk in chunks(wanted, self.core.write_batch * 5):
                 existing.update(
-                    r["uid"] for r in tx.run(load_cypher("existing_concepts"), uids=list(chunk))
+                    r["uid"] for r in run_cypher(tx, "existing_concepts", uids=list(chunk))
                 )
             created = frozenset(wanted) - existing
             crow = [concept_rows[cu] for cu in wanted if cu in created]
             for rows in chunks(crow, self.core.write_batch):
-                tx.run(load_cypher("upsert_concepts"), rows=rows, namespace=namespace).consume()
+                run_cypher(tx, "upsert_concepts", rows=rows, namespace=namespace).consume()
             for rows in chunks(lost, self.core.write_batch):
-                tx.run(load_cypher("unlink_passages"), rows=rows).consume()
+                run_cypher(tx, "unlink_passages", rows=rows).consume()
             for rows in chunks(gained, self.core.write_batch):
-                tx.run(load_cypher("link_passages"), rows=rows).consume()
+                run_cypher(tx, "link_passages", rows=rows).consume()
             pairs = [
                 {"a": a, "b": b, "pair": pair_key(a, b), "delta": d}
                 for (a, b), d in pair_delta.items()
@@ -203,10 +201,10 @@ class Passages:
             apply_pair_deltas(tx, pairs, self.core.write_batch * 5, created)
             touched = sorted(gained_uids | {c for x in lost for c in x["concepts"]})
             for chunk in chunks(touched, self.core.write_batch * 5):
-                tx.run(load_cypher("prune_concepts"), uids=list(chunk)).consume()
+                run_cypher(tx, "prune_concepts", uids=list(chunk)).consume()
             for rows in chunks(counts, self.core.write_batch):
-                tx.run(load_cypher("set_concept_count"), rows=rows).consume()
-            tx.run(load_cypher("mark_core"), uids=todo_uids, merged=True).consume()
+                run_cypher(tx, "set_concept_count", rows=rows).consume()
+            run_cypher(tx, "mark_core", uids=todo_uids, merged=True).consume()
             stats.passages = len(todo)
             stats.concepts_touched = len(touched)
             stats.has_passage = sum(len(g["concepts"]) for g in gained)
@@ -259,8 +257,9 @@ class Passages:
         ]
         label = passage_label(namespace)
         for rows in chunks(prow, self.core.write_batch):
-            tx.run(
-                load_cypher("upsert_passages"),
+            run_cypher(
+                tx,
+                "upsert_passages",
                 rows=rows,
                 namespace=namespace,
                 label=label,
@@ -268,19 +267,17 @@ class Passages:
             ).consume()
         existing: set[str] = set()
         for uids_chunk in chunks(list(concept_rows), self.core.write_batch * 5):
-            existing.update(
-                r["uid"] for r in tx.run(load_cypher("existing_concepts"), uids=uids_chunk)
-            )
+            existing.update(r["uid"] for r in run_cypher(tx, "existing_concepts", uids=uids_chunk))
         created = frozenset(concept_rows) - existing
         crow = [row for uid, row in concept_rows.items() if uid in created]
         for rows in chunks(crow, self.core.write_batch):
-            tx.run(load_cypher("upsert_concepts"), rows=rows, namespace=namespace).consume()
+            run_cypher(tx, "upsert_concepts", rows=rows, namespace=namespace).consume()
         for rows in chunks(links, self.core.write_batch):
-            tx.run(load_cypher("link_passages"), rows=rows).consume()
+            run_cypher(tx, "link_passages", rows=rows).consume()
         pairs = pair_deltas([link["concepts"] for link in links], +1) if pairs_kept else []
         apply_pair_deltas(tx, pairs, self.core.write_batch * 5, created)
         for freq_uids in chunks(list(concept_rows), self.core.write_batch * 5):
-            tx.run(load_cypher("update_frequency"), uids=freq_uids).consume()
+            run_cypher(tx, "update_frequency", uids=freq_uids).consume()
         stats.passages += len(new)
         stats.concepts_created += len(created)
         stats.concepts_touched += len(concept_rows)
@@ -296,12 +293,12 @@ class Passages:
             self.core.lock_namespace(tx, namespace)
             added = 0
             for chunk in chunks(list(rows), self.core.write_batch):
-                rec = tx.run(load_cypher("link_mentions"), rows=list(chunk)).single()
+                rec = run_cypher(tx, "link_mentions", rows=list(chunk)).single()
                 added += int(rec["links"]) if rec else 0
             if added:
                 touched = sorted({c for r in rows for c in r["concepts"]})
                 for uids in chunks(touched, self.core.write_batch * 5):
-                    tx.run(load_cypher("update_frequency"), uids=list(uids)).consume()
+                    run_cypher(tx, "update_frequency", uids=list(uids)).consume()
                 bump_version_tx(tx, namespace, None, NOTHING_ADDED)
             return added
 

@@ -16,7 +16,7 @@ from typing import Any
 from neo4j.exceptions import ClientError
 
 from terag_neo4j.store.connection import one_line, write_refused
-from terag_neo4j.store.cypher import cypher_statements, load_cypher
+from terag_neo4j.store.cypher import cypher_statements, load_cypher, run_cypher
 from terag_neo4j.store.ids import fold, passage_label, text_index, vector_index
 from terag_neo4j.store.sessions import SEARCH_VERSION, ReadNeedsWriter, StoreCore
 
@@ -63,8 +63,8 @@ class SearchIndexes:
             self._create_indexes(namespace, dims)
             moved = self._backfill(namespace)
             self.core.write_tx(
-                lambda tx: tx.run(
-                    load_cypher("mark_searchable"), namespace=namespace, search=SEARCH_VERSION
+                lambda tx: run_cypher(
+                    tx, "mark_searchable", namespace=namespace, search=SEARCH_VERSION
                 ).consume()
             )
         except ClientError as e:
@@ -94,7 +94,7 @@ class SearchIndexes:
                         stmt.replace("__LABEL__", label), dimensions=dimensions, **names
                     ).consume()
                 for name in names.values():
-                    s.run(load_cypher("await_index"), name=name, seconds=INDEX_WAIT_S).consume()
+                    run_cypher(s, "await_index", name=name, seconds=INDEX_WAIT_S).consume()
 
         self.core.call(run)
 
@@ -119,7 +119,7 @@ class SearchIndexes:
         def run() -> None:
             with self.core.session() as s:
                 for name in (text_index(namespace), vector_index(namespace)):
-                    s.run(load_cypher("drop_index"), name=name).consume()
+                    run_cypher(s, "drop_index", name=name).consume()
 
         self.core.call(run)
         self.ready.discard(namespace)

@@ -39,7 +39,7 @@ from terag_neo4j.store.connection import (
     uri_target,
     verify,
 )
-from terag_neo4j.store.cypher import cypher_statements, load_cypher
+from terag_neo4j.store.cypher import cypher_statements, run_cypher
 from terag_neo4j.store.ids import check_namespace
 from terag_neo4j.store.migrations import migrate_passage_ids_tx, needs_migration
 
@@ -97,8 +97,9 @@ def bump_version_tx(
     """Bump the namespace version, so a GDS projection built before this write is never used
     after it (`meta` is stored with the namespace). `added` is (passages, concepts) this
     transaction created when it deleted nothing; without it the namespace is counted again."""
-    rec = tx.run(
-        load_cypher("bump_version"),
+    rec = run_cypher(
+        tx,
+        "bump_version",
         namespace=namespace,
         meta=meta or {},
         added={"passages": added[0], "concepts": added[1]} if added is not None else None,
@@ -209,9 +210,7 @@ class StoreCore:
     def read(self, name: str, **params: Any) -> list[dict[str, Any]]:
         def run() -> list[dict[str, Any]]:
             with self.session() as s:
-                return s.execute_read(
-                    lambda tx: [row(r) for r in tx.run(load_cypher(name), **params)]
-                )
+                return s.execute_read(lambda tx: [row(r) for r in run_cypher(tx, name, **params)])
 
         return self.call(run)
 
@@ -223,7 +222,7 @@ class StoreCore:
 
         def run() -> list[dict[str, Any]]:
             with self.session(read=True) as s:
-                return [row(r) for r in s.run(load_cypher(name), **params)]
+                return [row(r) for r in run_cypher(s, name, **params)]
 
         return self.call(run)
 
@@ -293,8 +292,9 @@ class StoreCore:
         """`lock_namespace`'s whole row (version, cooccurrence, epoch); refuses a namespace that is being
         dropped, or that is not the incarnation this thread's writer started on (`writing`)."""
         mode = "lazy" if self.cooccurrence_mode == "lazy" else "kept"
-        rec = tx.run(
-            load_cypher("lock_namespace"),
+        rec = run_cypher(
+            tx,
+            "lock_namespace",
             namespace=namespace,
             cooccurrence=mode,
             search=SEARCH_VERSION,

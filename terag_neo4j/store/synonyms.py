@@ -7,7 +7,7 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
-from terag_neo4j.store.cypher import load_cypher
+from terag_neo4j.store.cypher import run_cypher
 from terag_neo4j.store.search import VECTOR_DIMENSIONS
 from terag_neo4j.store.sessions import StoreCore, chunks
 
@@ -22,7 +22,7 @@ class Synonyms:
         for chunk in chunks(list(rows), self.core.write_batch):
 
             def work(tx: ManagedTransaction, chunk: Sequence[dict[str, Any]] = chunk) -> None:
-                tx.run(load_cypher("set_concept_vectors"), rows=list(chunk)).consume()
+                run_cypher(tx, "set_concept_vectors", rows=list(chunk)).consume()
 
             self.core.write_tx(work)
 
@@ -42,8 +42,9 @@ class Synonyms:
         for chunk in chunks(uids, 500):
 
             def work(tx: ManagedTransaction, chunk: Sequence[str] = chunk) -> int:
-                rec = tx.run(
-                    load_cypher(query),
+                rec = run_cypher(
+                    tx,
+                    query,
                     uids=chunk,
                     threshold=threshold,
                     cap=cap,
