@@ -24,6 +24,7 @@ from terag_neo4j.core.results import (
     GraphNode,
     Neighbourhood,
     Overview,
+    TopConcept,
     WhyConcept,
     WhyRetrieved,
 )
@@ -84,7 +85,7 @@ def overview(client: TeragClient, namespace: str, limit: int) -> Overview:
     row = state[0] if state else {}
     return Overview(
         namespace=namespace,
-        top_concepts=top,
+        top_concepts=[TopConcept(**row) for row in top],
         embedding_model=row.get("embedding_model"),
         embedding_dimensions=row.get("embedding_dimensions"),
         ingesting=bool(row.get("ingesting")),

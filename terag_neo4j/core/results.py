@@ -215,13 +215,25 @@ class WhyRetrieved:
 
 
 @dataclass(frozen=True)
+class TopConcept:
+    """One of a namespace's most connected concepts: the passages it occurs in (its frequency)
+    and the concepts it co-occurs with."""
+
+    name: str
+    type: str | None
+    entity: bool
+    passages: int
+    co_occurring: int
+
+
+@dataclass(frozen=True)
 class Overview:
     """What a namespace's counts leave out: its most connected concepts (by the passages they
     occur in, then the concepts they co-occur with), the embedding model of its vectors, and
     whether an ingest is writing it now."""
 
     namespace: str
-    top_concepts: list[dict[str, Any]]
+    top_concepts: list[TopConcept]
     embedding_model: str | None
     embedding_dimensions: int | None
     ingesting: bool

@@ -6,16 +6,16 @@ a namespace's overview shows beyond its counts.
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
 from terag_neo4j import namespace_views as views
+from terag_neo4j.core.results import Overview
 from terag_neo4j.service.auth import Caller, ReadNamespace
 from terag_neo4j.service.console_files import CONSOLE_PREFIX, file_response
 from terag_neo4j.service.deps import ERRORS, RuntimeDep
-from terag_neo4j.service.schemas import KeyScope, NamespaceOverview
+from terag_neo4j.service.schemas import KeyScope
 
 router = APIRouter()
 api = APIRouter(prefix="/v1")
@@ -41,7 +41,7 @@ async def key_scope(principal: Caller) -> KeyScope:
 
 @api.get(
     "/namespaces/{namespace}/overview",
-    response_model=NamespaceOverview,
+    response_model=Overview,
     tags=["namespaces"],
     responses=ERRORS,
 )
@@ -49,10 +49,9 @@ async def overview(
     rt: RuntimeDep,
     namespace: ReadNamespace,
     limit: Annotated[int, Query(ge=1, le=100)] = 10,
-) -> NamespaceOverview:
+) -> Overview:
     """What the namespace's counts (GET /v1/namespaces/{namespace}) leave out: its most
     connected concepts (by the passages they occur in, then the concepts they co-occur with),
     the embedding model its vectors are from, and whether an ingest is writing it now."""
 
-    found = await rt.call(lambda c: views.overview(c, namespace, limit))
-    return NamespaceOverview.model_validate(asdict(found))
+    return await rt.call(lambda c: views.overview(c, namespace, limit))

@@ -236,20 +236,3 @@ class KeyScope(Model):
 
     namespaces: list[str] | None
     write: bool
-
-
-class TopConcept(Model):
-    name: str
-    type: str | None = None
-    entity: bool = False
-    passages: int
-    co_occurring: int
-
-
-class NamespaceOverview(Model):
-    namespace: str
-    top_concepts: list[TopConcept]
-    embedding_model: str | None = None
-    embedding_dimensions: int | None = None
-    # An ingest holds the namespace's write lease now
-    ingesting: bool = False
