@@ -7,7 +7,8 @@ attribute: `store.passages.write(...)`, `store.documents.delete(...)`, `store.na
 
 from __future__ import annotations
 
-from functools import cached_property
+from collections.abc import Callable
+from typing import Generic, TypeVar
 
 from terag_neo4j.store.budget_state import BudgetState
 from terag_neo4j.store.cooccurrence import Cooccurrence
@@ -19,52 +20,44 @@ from terag_neo4j.store.search import SearchIndexes
 from terag_neo4j.store.sessions import StoreCore
 from terag_neo4j.store.synonyms import Synonyms
 
+T = TypeVar("T")
+
+
+class _Part(Generic[T]):
+    """A component of the store, made from it on first use and kept on it: the components hold
+    nothing but the store, so the store's constructor stays StoreCore's."""
+
+    def __init__(self, make: Callable[[GraphStore], T]) -> None:
+        self.make = make
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, store: GraphStore, owner: type | None = None) -> T:
+        part = self.make(store)
+        store.__dict__[self.name] = part  # the instance's attribute answers from now on
+        return part
+
 
 class GraphStore(StoreCore):
     """One Neo4j database: every query of the project goes through an instance of this."""
 
-    # The components hold nothing but the core, so each is made on first use: the store's
-    # constructor stays StoreCore's.
-
-    @cached_property
-    def passages(self) -> Passages:
-        # Passages and their concepts, in one transaction per batch; grounding's links.
-        return Passages(self)
-
-    @cached_property
-    def documents(self) -> Documents:
-        # Documents kept in step with their files: present, moved, stale, deleted.
-        return Documents(self)
-
-    @cached_property
-    def search_indexes(self) -> SearchIndexes:
-        # Each namespace's own full-text and vector index.
-        return SearchIndexes(self)
-
-    @cached_property
-    def namespaces(self) -> Namespaces:
-        # Listing, describing, dropping namespaces; their version, lease and run records.
-        return Namespaces(self, self.search_indexes)
-
-    @cached_property
-    def budget(self) -> BudgetState:
-        # Budget mode's core passages and their merge state.
-        return BudgetState(self)
-
-    @cached_property
-    def synonyms(self) -> Synonyms:
-        # Concept vectors and SYNONYM edges.
-        return Synonyms(self)
-
-    @cached_property
-    def cooccurrence(self) -> Cooccurrence:
-        # The lazy CO_OCCURRENCE builder.
-        return Cooccurrence(self)
-
-    @cached_property
-    def embedding_model(self) -> EmbeddingModelPin:
-        # The embedding model's vector size a namespace's index holds.
-        return EmbeddingModelPin(self)
+    # Passages and their concepts, in one transaction per batch; grounding's links
+    passages = _Part(Passages)
+    # Documents kept in step with their files: present, moved, stale, deleted
+    documents = _Part(Documents)
+    # Each namespace's own full-text and vector index
+    search_indexes = _Part(SearchIndexes)
+    # Listing, describing, dropping namespaces; their version, lease and run records
+    namespaces = _Part(lambda store: Namespaces(store, store.search_indexes))
+    # Budget mode's core passages and their merge state
+    budget = _Part(BudgetState)
+    # Concept vectors and SYNONYM edges
+    synonyms = _Part(Synonyms)
+    # The lazy CO_OCCURRENCE builder
+    cooccurrence = _Part(Cooccurrence)
+    # The embedding model's vector size a namespace's index holds
+    embedding_model = _Part(EmbeddingModelPin)
 
     def ensure_schema(self) -> None:
         """The schema, after repairing the CO_OCCURRENCE pairs that would refuse its constraint
