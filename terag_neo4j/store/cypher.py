@@ -10,9 +10,10 @@ import re
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from neo4j import ManagedTransaction, Result, Session
+if TYPE_CHECKING:  # the text of a statement needs no driver
+    from neo4j import ManagedTransaction, Result, Session
 
 # terag_neo4j/store/cypher.py -> the checkout's cypher/ folder (absent in an installed wheel)
 _SOURCE_CYPHER = Path(__file__).resolve().parents[2] / "cypher"
