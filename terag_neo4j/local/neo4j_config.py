@@ -1,8 +1,10 @@
-"""The local Neo4j's configuration: neo4j.conf rendered from Settings, and the JVM options."""
+"""The local Neo4j's configuration: neo4j.conf rendered from Settings, its log configurations, and
+the JVM options."""
 
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 from terag_neo4j.config import Settings
@@ -26,6 +28,10 @@ JVM_OPTIONS = (
     "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
     "--enable-native-access=ALL-UNNAMED",
 )
+
+# Neo4j's default log configuration with GDS's progress lines at WARN: a PageRank logged about
+# 35 lines to each of neo4j.log and debug.log (docs/operations.md, "Logs").
+LOG_CONFIGS = Path(__file__).resolve().parents[1] / "data" / "neo4j"
 
 # ---------------------------------------------------------------------------------- config
 
@@ -57,12 +63,16 @@ def render_conf(settings: Settings, lay: Layout) -> str:
         # A dev box: do not reserve 256 MiB of transaction log per database up front.
         "db.tx_log.preallocate=false",
         "dbms.usage_report.enabled=false",
+        f"server.logs.config={lay.conf / 'server-logs.xml'}",
+        f"server.logs.user.config={lay.conf / 'user-logs.xml'}",
     ]
     return "\n".join(lines) + "\n"
 
 
 def write_conf(settings: Settings, lay: Layout) -> Path:
     lay.conf.mkdir(parents=True, exist_ok=True)
+    for name in ("server-logs.xml", "user-logs.xml"):
+        shutil.copyfile(LOG_CONFIGS / name, lay.conf / name)
     path = lay.conf / "neo4j.conf"
     path.write_text(render_conf(settings, lay), encoding="utf-8")
     return path

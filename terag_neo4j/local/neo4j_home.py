@@ -5,7 +5,7 @@ Layout of the server home (``settings.home/neo4j/<version>/``)::
 
     lib/       Neo4j, Browser and third-party jars (Maven resolves version conflicts once)
     plugins/   the org.neo4j.gds jars (scanned for procedures and extensions)
-    conf/      neo4j.conf, rewritten on every start from Settings
+    conf/      neo4j.conf (from Settings) and the two log configurations, written on every start
     data/ logs/ run/   database files, logs, the pid file
     password   the generated password of user ``neo4j`` (mode 0600)
 """

@@ -6,13 +6,14 @@ from __future__ import annotations
 import socket
 import stat
 import subprocess
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
 from terag_neo4j.config import Settings
 from terag_neo4j.local import neo4j as local
-from terag_neo4j.local.neo4j_config import _heap_flag
+from terag_neo4j.local.neo4j_config import LOG_CONFIGS, _heap_flag
 
 
 @pytest.mark.parametrize(
@@ -98,7 +99,33 @@ def test_conf_is_loopback_with_auth_gds_and_memory(tmp_path: Path) -> None:
     assert conf["dbms.security.procedures.allowlist"] == "gds.*"
     assert conf["server.memory.heap.max_size"] == "3g"
     assert conf["server.memory.pagecache.size"] == "512m"
+    lay = local.layout(s)
+    assert conf["server.logs.config"] == str(lay.conf / "server-logs.xml")
+    assert conf["server.logs.user.config"] == str(lay.conf / "user-logs.xml")
+    local.write_conf(s, lay)  # the two files the settings name are there
+    assert (lay.conf / "server-logs.xml").read_text() == (
+        LOG_CONFIGS / "server-logs.xml"
+    ).read_text()
+    assert (lay.conf / "user-logs.xml").is_file()
     assert all(not v.startswith("0.0.0.0") for v in conf.values())
+
+
+def test_log_configs_keep_neo4js_logs_and_quiet_gds_progress() -> None:
+    files = {p.name: p.read_text() for p in LOG_CONFIGS.glob("*.xml")}
+    assert set(files) == {"server-logs.xml", "user-logs.xml"}
+    for name, text in files.items():
+        root = ET.fromstring(text)
+        levels = {lg.get("name"): lg.get("level") for lg in root.iter("Logger")}
+        assert levels["org.neo4j.gds"] == "WARN", name
+        root_logger = root.find("Loggers/Root")
+        assert root_logger is not None and root_logger.get("level") == "INFO"
+        appenders = {a.get("name"): a.get("fileName") for a in root.iter("RollingRandomAccessFile")}
+        refs = {r.get("ref") for r in root.iter("AppenderRef")}
+        assert refs <= set(appenders), name  # every reference names an appender of the file
+    server = ET.fromstring(files["server-logs.xml"])
+    names = {a.get("name") for a in server.iter("RollingRandomAccessFile")}
+    assert names == {"DebugLog", "HttpLog", "QueryLog", "SecurityLog"}
+    assert "debug.log" in files["server-logs.xml"] and "neo4j.log" in files["user-logs.xml"]
 
 
 def test_default_memory_suits_a_small_machine(tmp_path: Path) -> None:
