@@ -96,7 +96,14 @@ class _Model(Protocol):
 class _TorchModel:
     def __init__(self, path: str) -> None:
         st = import_st("sentence_transformers", f"the embedding model {path}")
-        self._st = st.SentenceTransformer(path, device="cpu", **local_only(path))
+        try:
+            self._st = st.SentenceTransformer(path, device="cpu", **local_only(path))
+        except (OSError, ValueError) as e:  # not on disk, not in the hub's cache, not a model
+            why = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            raise EmbeddingError(
+                f"the embedding model {path} cannot be loaded ({why}): name a local model "
+                "folder, or a hub model this machine can download or has in its cache"
+            ) from e
         self.dimensions = st_dimensions(self._st)
 
     def encode(self, texts: list[str], batch_size: int) -> Vectors:

@@ -93,6 +93,16 @@ def test_an_openai_compatible_endpoint_with_its_key_from_settings(
     assert "sk-wrong" not in str(refused.value)
 
 
+def test_a_hub_model_this_machine_cannot_fetch_is_refused_in_one_line() -> None:
+    """Offline (the tests set HF_HUB_OFFLINE), a hub name that is not in the cache: the error
+    names the model and what to do, where the hub client's OSError reached the service as a 500
+    "unexpected error" with its traceback."""
+    embedder = Embedder("st:terag-tests/no-such-model", backend="torch")
+    with pytest.raises(EmbeddingError, match="terag-tests/no-such-model cannot be loaded") as e:
+        embedder.embed_query(QUESTION)
+    assert "\n" not in str(e.value) and "local model folder" in str(e.value)
+
+
 def test_a_model_of_another_dimension_under_the_same_name_is_refused(
     base_settings: Settings, namespace: str, standin: StandIn
 ) -> None:

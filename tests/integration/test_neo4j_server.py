@@ -52,7 +52,7 @@ def _appended(path: Path, size: int) -> str:
     if not path.is_file():
         return ""
     data = path.read_bytes()
-    return data[size:].decode("utf-8", "replace") if len(data) >= size else data.decode()
+    return (data[size:] if len(data) >= size else data).decode("utf-8", "replace")
 
 
 def test_gds_calls_leave_no_progress_lines_in_the_logs(
