@@ -16,7 +16,14 @@ This module imports nothing, so that catching an error never loads a stage.
 
 from __future__ import annotations
 
-__all__ = ["DependencyError", "IngestCancelled", "NotFound", "TeragError"]
+__all__ = ["DependencyError", "IngestCancelled", "NotFound", "TeragError", "one_line"]
+
+
+def one_line(text: object, limit: int = 240) -> str:
+    """`text` (an exception's message, a server's reply) as one line of at most `limit`
+    characters, for an error message that quotes it."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 class TeragError(Exception):

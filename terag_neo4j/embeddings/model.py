@@ -44,7 +44,7 @@ from terag_neo4j.embeddings.openvino import (
     st_dimensions,
 )
 from terag_neo4j.embeddings.spec import ModelSpec, model_prefixes, parse_spec
-from terag_neo4j.errors import DependencyError
+from terag_neo4j.errors import DependencyError, one_line
 
 if TYPE_CHECKING:
     from terag_neo4j.config import Settings
@@ -99,7 +99,7 @@ class _TorchModel:
         try:
             self._st = st.SentenceTransformer(path, device="cpu", **local_only(path))
         except (OSError, ValueError) as e:  # not on disk, not in the hub's cache, not a model
-            why = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            why = one_line(e) or type(e).__name__
             raise EmbeddingError(
                 f"the embedding model {path} cannot be loaded ({why}): name a local model "
                 "folder, or a hub model this machine can download or has in its cache"

@@ -16,6 +16,7 @@ errors are in :mod:`~terag_neo4j.store.connection`, the Cypher text in
 :mod:`~terag_neo4j.store.pairs`.
 """
 
+from terag_neo4j.errors import one_line
 from terag_neo4j.store.connection import (
     ClientClosed,
     GraphStoreError,
@@ -28,7 +29,6 @@ from terag_neo4j.store.connection import (
     driver_config,
     held_call,
     neo4j_errors,
-    one_line,
     stopping,
     write_refused,
 )

@@ -26,7 +26,7 @@ from neo4j.exceptions import (
 )
 
 from terag_neo4j.config import Settings
-from terag_neo4j.errors import TeragError
+from terag_neo4j.errors import TeragError, one_line
 
 log = logging.getLogger(__name__)
 
@@ -179,11 +179,6 @@ TRANSIENT_CLIENT_CODES = frozenset(
         "Neo.ClientError.Transaction.Terminated",
     }
 )
-
-
-def one_line(text: object, limit: int = 240) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _reason(e: BaseException) -> str:

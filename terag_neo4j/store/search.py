@@ -15,7 +15,8 @@ from typing import Any
 
 from neo4j.exceptions import ClientError
 
-from terag_neo4j.store.connection import one_line, write_refused
+from terag_neo4j.errors import one_line
+from terag_neo4j.store.connection import write_refused
 from terag_neo4j.store.cypher import cypher_statements, load_cypher, run_cypher
 from terag_neo4j.store.ids import fold, passage_label, text_index, vector_index
 from terag_neo4j.store.sessions import SEARCH_VERSION, ReadNeedsWriter, StoreCore

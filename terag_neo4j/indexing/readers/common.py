@@ -12,6 +12,7 @@ import importlib
 from pathlib import Path
 from types import ModuleType
 
+from terag_neo4j import errors
 from terag_neo4j.core import documents as inputs
 from terag_neo4j.core.documents import InputError
 
@@ -68,6 +69,6 @@ def check_size(path: Path, chars: int) -> None:
 
 
 def one_line(e: BaseException, limit: int = 160) -> str:
-    """An exception as a short single line, for a message that names the file."""
-    text = " ".join(str(e).split()) or type(e).__name__
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """An exception as a short single line (its type where it has no message), for a message
+    that names the file."""
+    return errors.one_line(e, limit) or type(e).__name__
