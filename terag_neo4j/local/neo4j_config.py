@@ -32,6 +32,8 @@ JVM_OPTIONS = (
 # Neo4j's default log configuration with GDS's progress lines at WARN: a PageRank logged about
 # 35 lines to each of neo4j.log and debug.log (docs/operations.md, "Logs").
 LOG_CONFIGS = Path(__file__).resolve().parents[1] / "data" / "neo4j"
+# The neo4j.conf settings that name them, and their files (copied from LOG_CONFIGS to conf/)
+LOG_SETTINGS = {"server.logs.config": "server-logs.xml", "server.logs.user.config": "user-logs.xml"}
 
 # ---------------------------------------------------------------------------------- config
 
@@ -63,15 +65,14 @@ def render_conf(settings: Settings, lay: Layout) -> str:
         # A dev box: do not reserve 256 MiB of transaction log per database up front.
         "db.tx_log.preallocate=false",
         "dbms.usage_report.enabled=false",
-        f"server.logs.config={lay.conf / 'server-logs.xml'}",
-        f"server.logs.user.config={lay.conf / 'user-logs.xml'}",
+        *(f"{key}={lay.conf / name}" for key, name in LOG_SETTINGS.items()),
     ]
     return "\n".join(lines) + "\n"
 
 
 def write_conf(settings: Settings, lay: Layout) -> Path:
     lay.conf.mkdir(parents=True, exist_ok=True)
-    for name in ("server-logs.xml", "user-logs.xml"):
+    for name in LOG_SETTINGS.values():
         shutil.copyfile(LOG_CONFIGS / name, lay.conf / name)
     path = lay.conf / "neo4j.conf"
     path.write_text(render_conf(settings, lay), encoding="utf-8")
