@@ -379,12 +379,13 @@ class TeragClient:
     ) -> results.Neighbourhood:
         return views.neighbourhood(self, namespace, concept, depth, max_nodes)
 
-    def close(self) -> None:
-        """Refuse new calls, wait for the running ones (up to TERAG_NEO4J_TIMEOUT_S), then
-        release the Neo4j driver (unless it was handed in), the LLM client and the caches. A
-        call still running after the wait releases them as it returns: nothing is closed under
-        a call, and every call either finishes or raises `ClientClosed`."""
-        self.store.in_flight.close(self._release, self.settings.neo4j_timeout_s)
+    def close(self, wait_s: float | None = None) -> None:
+        """Refuse new calls, wait up to `wait_s` (TERAG_NEO4J_TIMEOUT_S) for the running ones,
+        then release the Neo4j driver (unless handed in), the LLM client and the caches. A call
+        still running then releases them as it returns: nothing is closed under a call, and
+        every call either finishes or raises `ClientClosed`."""
+        wait = self.settings.neo4j_timeout_s if wait_s is None else wait_s
+        self.store.in_flight.close(self._release, wait)
 
     def _release(self) -> None:
         for part in (self._cache, self._namespace_embedders, *self._embedders.values(), self._llm):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
+import threading
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -129,18 +131,48 @@ def create_app(
     return app
 
 
+# On SIGTERM, requests in flight get this long to finish; past it they are cancelled. Without a
+# bound, one request waiting on a Neo4j that stopped answering held the exit for the driver's
+# read timeout (133 s), past an orchestrator's usual 30 s before SIGKILL.
+SHUTDOWN_GRACE_S = 10
+
+
 def serve(service: ServiceSettings, settings: Settings | None = None, **uvicorn_kw: Any) -> None:
     """Run the service with uvicorn until interrupted."""
     import uvicorn
 
     configure_logging(service.log_format)
     app = create_app(service, settings)
-    uvicorn.run(
-        app,
-        host=service.host,
-        port=service.port,
-        log_level="info",
-        log_config=None,  # uvicorn's lines go to the root handlers, in the one format
-        proxy_headers=False,
-        **uvicorn_kw,
-    )
+    code = 0
+    try:
+        uvicorn.run(
+            app,
+            host=service.host,
+            port=service.port,
+            log_level="info",
+            log_config=None,  # uvicorn's lines go to the root handlers, in the one format
+            proxy_headers=False,
+            timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
+            **uvicorn_kw,
+        )
+    except KeyboardInterrupt:  # uvicorn raises the SIGINT it stopped on; SIGTERM ends here
+        code = 130
+        raise
+    finally:
+        _leave_blocked_calls(code)
+
+
+def _leave_blocked_calls(code: int) -> None:
+    """Exit now if worker threads are still blocked in calls to Neo4j: the interpreter would
+    join them first, for as long as the driver's read timeout. Nothing is lost by not waiting:
+    an unfinished transaction rolls back when its connection drops, and an unfinished ingest
+    job resumes under its lease."""
+    blocked = [
+        t
+        for t in threading.enumerate()
+        if t is not threading.main_thread() and not t.daemon and t.is_alive()
+    ]
+    if blocked:
+        log.warning("stopping with %d call(s) still waiting on Neo4j", len(blocked))
+        logging.shutdown()
+        os._exit(code)

@@ -79,7 +79,9 @@ class Worker:
     def wake(self) -> None:
         self._wake.set()
 
-    def close(self, timeout: float = 10.0) -> None:
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop taking jobs; a running ingest stops at its next batch (what it did not finish
+        resumes under its lease in the next worker), waited for up to `timeout`."""
         self._stop.set()
         self._wake.set()
         if self._thread is not None:

@@ -9,6 +9,7 @@ handlers, and uvicorn's loggers propagate to them.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import json
 import logging
@@ -83,11 +84,12 @@ class Observe:
         token = REQUEST_ID.set(rid)
         header = (_HEADER, rid.encode("ascii"))
         status = 500  # what the client gets if the app dies before answering
+        started = False
 
         async def send_id(message: Message) -> None:
-            nonlocal status
+            nonlocal status, started
             if message["type"] == "http.response.start":
-                status = message["status"]
+                status, started = message["status"], True
                 message["headers"] = [*message.get("headers", ()), header]
             await send(message)
 
@@ -97,6 +99,13 @@ class Observe:
         start = time.perf_counter()
         try:
             await self.app(scope, receive, send_id)
+        except asyncio.CancelledError:
+            # Only the server cancels a request's task: its graceful shutdown ran out. The
+            # caller is told to retry (elsewhere, or once the service is back), not sent a 500.
+            if started:
+                raise
+            await send_id(_STOPPING_START)
+            await send({"type": "http.response.body", "body": _STOPPING_BODY})
         finally:
             seconds = time.perf_counter() - start
             method: str = scope["method"]
@@ -108,6 +117,16 @@ class Observe:
             if action is not None:
                 audit_write(scope, action, status)
             REQUEST_ID.reset(token)
+
+
+_STOPPING_BODY = json.dumps(
+    {"error": {"type": "ServiceUnavailable", "message": "the service is stopping; retry"}}
+).encode()
+_STOPPING_START: Message = {
+    "type": "http.response.start",
+    "status": 503,
+    "headers": [(b"content-type", b"application/json"), (b"retry-after", b"5")],
+}
 
 
 def _flatten(routes: Iterable[BaseRoute]) -> Iterable[BaseRoute]:

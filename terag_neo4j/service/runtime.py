@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+CLOSE_WAIT_S = 2.0  # for calls still running at shutdown, after the requests' grace
 
 
 class Admission:
@@ -199,4 +200,6 @@ class Runtime:
         self._stop.set()
         self.admission.close()
         if self._client is not None and self._owns_client:
-            self._client.close()
+            # Requests had their grace (app.SHUTDOWN_GRACE_S) before this: a call still
+            # running now waits on a Neo4j that does not answer, and is not waited for again
+            self._client.close(wait_s=CLOSE_WAIT_S)
