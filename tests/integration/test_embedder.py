@@ -13,6 +13,8 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -114,6 +116,31 @@ def test_the_packaged_minilm_gives_torchs_vectors(home: Path, st_minilm: str) ->
     cos = (packaged * ref).sum(axis=1)
     assert cos.min() > 0.999, cos.min()
     assert np.abs(packaged @ packaged.T - ref @ ref.T).max() < 0.005
+
+
+DROPPED_AFTER_BATCHES = """
+import sys
+from pathlib import Path
+from terag_neo4j.embeddings import Embedder
+texts = [f"Passage {i}: the mill was built in {1800 + i}. " * (1 + i % 4) for i in range(96)]
+for _ in range(10):
+    Embedder(home=Path(sys.argv[1])).embed(texts)  # several batches, then dropped at once
+print("ok")
+"""
+
+
+def test_an_embedder_dropped_right_after_its_batches_leaves_the_process_alive(home: Path) -> None:
+    """The batches' requests are read back on the caller's thread: with OpenVINO's
+    AsyncInferQueue a callback thread could hold the last reference to the queue and abort the
+    process as it joined itself (every run of this script, within 3 s)."""
+    run = subprocess.run(
+        [sys.executable, "-c", DROPPED_AFTER_BATCHES, str(home)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-2000:]
 
 
 def test_a_converted_folder_agrees_with_torch(home: Path, st_minilm: str) -> None:
