@@ -22,6 +22,12 @@ from terag_neo4j.service import (
     routes_namespaces,
     routes_query,
 )
+from terag_neo4j.service.connections import (
+    BACKLOG,
+    SPARE_FDS,
+    guarded_protocol,
+    raise_file_limit,
+)
 from terag_neo4j.service.jobs import JobRegistry
 from terag_neo4j.service.metrics import Metrics
 from terag_neo4j.service.middleware import FrontDoor, RequireKey
@@ -143,6 +149,8 @@ def serve(service: ServiceSettings, settings: Settings | None = None, **uvicorn_
 
     configure_logging(service.log_format)
     app = create_app(service, settings)
+    files = raise_file_limit()
+    protocol = guarded_protocol(service.max_connections_per_client, max(64, files - SPARE_FDS))
     code = 0
     try:
         uvicorn.run(
@@ -153,6 +161,8 @@ def serve(service: ServiceSettings, settings: Settings | None = None, **uvicorn_
             log_config=None,  # uvicorn's lines go to the root handlers, in the one format
             proxy_headers=False,
             timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
+            http=protocol,
+            backlog=BACKLOG,
             **uvicorn_kw,
         )
     except KeyboardInterrupt:  # uvicorn raises the SIGINT it stopped on; SIGTERM ends here

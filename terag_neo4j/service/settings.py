@@ -173,6 +173,9 @@ class ServiceSettings(BaseSettings):
     # A request that waited this long for a thread gets 503 rather than hanging
     queue_timeout_s: float = Field(default=30.0, gt=0)
     max_body_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
+    # Open connections one client address may hold (behind a reverse proxy: raise it, or let
+    # the proxy limit them); past it a new one is refused with 503
+    max_connections_per_client: int = Field(default=64, ge=1)
     # Uploaded files read at once (each in a worker process), and the time one may take
     parse_workers: int = Field(default=2, ge=1, le=64)
     parse_timeout_s: float = Field(default=120.0, gt=0)
