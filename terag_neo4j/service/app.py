@@ -64,7 +64,12 @@ def create_app(
     runtime = Runtime(service, settings, client, shared=len(keys) > 1)
     jobs = JobRegistry(runtime, service)
     # Uploaded files are read in worker processes, off the event loop (see parsing.py)
-    parsing = ParsePool(service.parse_workers, service.parse_timeout_s, service.queue_timeout_s)
+    parsing = ParsePool(
+        service.parse_workers,
+        service.parse_timeout_s,
+        service.queue_timeout_s,
+        shared=len(keys) > 1,
+    )
 
     from terag_neo4j.service.mcp_tools import build_mcp
 

@@ -13,7 +13,6 @@ Retry-After. A worker is replaced after many files, or when reading one left it 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import os
@@ -26,11 +25,12 @@ import threading
 import time
 import unicodedata
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from terag_neo4j.errors import TeragError
+from terag_neo4j.service.admission import Admission
+from terag_neo4j.service.auth import CALLER
 from terag_neo4j.service.http_errors import ServiceError
 from terag_neo4j.service.parse_worker import FRAME
 
@@ -142,7 +142,9 @@ class Worker:
 
 
 class ParsePool:
-    """`workers` warm worker processes; `read` sends one file to one of them."""
+    """`workers` warm worker processes; `read` sends one file to one of them, admitted as
+    retrievals are (`Admission`): with several keys (`shared`), one key's uploads hold at most
+    half the workers, so a key sending slow files leaves the others a worker to read theirs."""
 
     def __init__(
         self,
@@ -151,19 +153,23 @@ class ParsePool:
         wait_s: float,
         memory_bytes: int = MEMORY_BYTES,
         waiting: int | None = None,
+        shared: bool = False,
     ) -> None:
         self.workers = workers
         self.timeout_s = timeout_s
-        self.wait_s = wait_s
         self.memory_bytes = memory_bytes
-        self.limit = workers + (WAITING_PER_WORKER * workers if waiting is None else waiting)
-        self.pending = 0
-        self._sem: asyncio.Semaphore | None = None
+        self.admission = Admission(
+            workers,
+            WAITING_PER_WORKER * workers if waiting is None else waiting,
+            wait_s,
+            shared,
+            what="uploaded files",
+            threads="terag-parse",
+        )
         self._idle: list[Worker] = []
         self._busy: set[Worker] = set()
         self._lock = threading.Lock()
         self._closed = False
-        self._threads = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="terag-parse")
 
     def start(self) -> None:
         """Start the workers now, so the first upload finds them ready."""
@@ -175,38 +181,12 @@ class ParsePool:
         with self._lock:
             return [w.pid for w in [*self._idle, *self._busy]]
 
-    def _retry(self) -> dict[str, str]:
-        return {"Retry-After": str(max(1, round(self.timeout_s / 10)))}
-
     async def read(self, path: Path, name: str) -> list[Document]:
-        """The documents in the uploaded file at `path`, named `name`; a `ServiceError` (413
-        past a limit, 415 unreadable, 429/503 when the pool is busy) otherwise."""
-        if self.pending >= self.limit:
-            raise ServiceError(
-                429,
-                f"busy: {self.pending} uploaded files being read or waiting; retry later",
-                headers=self._retry(),
-            )
-        self.pending += 1
-        try:
-            if self._sem is None:  # made on the serving loop
-                self._sem = asyncio.Semaphore(self.workers)
-            sem = self._sem
-            try:
-                await asyncio.wait_for(sem.acquire(), self.wait_s)
-            except TimeoutError:
-                raise ServiceError(
-                    503,
-                    "overloaded: no parsing worker free in time; retry later",
-                    headers=self._retry(),
-                ) from None
-            loop = asyncio.get_running_loop()
-            fut = loop.run_in_executor(self._threads, self._read, path, name)
-            # The slot is freed when the worker is done, not when the client gives up
-            fut.add_done_callback(lambda _: sem.release())
-            return await asyncio.shield(fut)
-        finally:
-            self.pending -= 1
+        """The documents in the uploaded file at `path`, named `name`, counted against the
+        calling key; a `ServiceError` (413 past a limit, 415 unreadable, 429/503 when the pool
+        is busy) otherwise."""
+        who = CALLER.get()
+        return await self.admission.run(lambda: self._read(path, name), who.name if who else "")
 
     def _take(self) -> Worker:
         with self._lock:
@@ -274,7 +254,7 @@ class ParsePool:
             self._idle.clear()
         for w in workers:
             w.stop()
-        self._threads.shutdown(wait=False, cancel_futures=True)
+        self.admission.close()
 
 
 def _documents(meta: list[dict[str, Any]], body: bytes) -> list[Document]:

@@ -9,8 +9,6 @@ from __future__ import annotations
 import contextlib
 import resource
 import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +19,7 @@ import pytest
 
 from terag_neo4j.config import Settings
 from terag_neo4j.service.connections import HEADERS_S
-from tests.service.conftest import REPO, free_port, service_env, wait_ready
+from tests.service.conftest import running_service, service_env
 
 ATTACKERS = 1200
 PER_CLIENT = 64  # the default TERAG_MAX_CONNECTIONS_PER_CLIENT
@@ -36,28 +34,10 @@ def limited(
     base_settings: Settings, tenants: tuple[str, str], tmp_path: Path
 ) -> Iterator[tuple[str, Path]]:
     """A service whose process may open 1,024 files, soft and hard."""
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
     log = tmp_path / "serve.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "terag_neo4j.cli", "serve", "--port", str(port)],
-            cwd=REPO,
-            env=service_env(base_settings, *tenants),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            preexec_fn=_files_1024,
-        )
-    try:
-        wait_ready(url, proc)
-        yield url, log
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    env = service_env(base_settings, *tenants)
+    with running_service(env, base_settings, tenants, log, preexec_fn=_files_1024) as svc:
+        yield svc.url, log
 
 
 def health_from(url: str, address: str) -> int | str:

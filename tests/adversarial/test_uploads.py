@@ -19,7 +19,7 @@ import pytest
 
 from tests.adversarial.conftest import rss_mib
 from tests.fixtures.bombs import MiB, write_docx_bomb, write_shared_stream_pdf
-from tests.service.conftest import Service
+from tests.service.conftest import KEY_A, Service
 
 log = logging.getLogger(__name__)
 
@@ -175,3 +175,36 @@ def test_odd_or_repeated_file_names_get_a_one_line_4xx(
     assert r.status_code == 422, r.text
     message = r.json()["error"]["message"]
     assert says in message and "\n" not in message
+
+
+def test_one_key_uploading_slow_files_leaves_another_key_a_worker(
+    service: Service, tmp_path: Path
+) -> None:
+    """With two parsing workers, three large pages from key A took both, and key B's small file
+    waited behind them; now A's files are read one at a time on half the pool."""
+    page = big_page(tmp_path / "big.html").read_bytes()
+    ended: list[tuple[float, int]] = []
+
+    def slow() -> None:
+        with service.client(KEY_A) as http:
+            r = http.post(
+                f"/v1/namespaces/{service.ns_a}/documents/upload",
+                files=[("files", ("big.html", page, "text/html"))],
+            )
+        ended.append((time.monotonic(), r.status_code))
+
+    flood = [threading.Thread(target=slow) for _ in range(3)]
+    for t in flood:
+        t.start()
+    time.sleep(1.0)  # A's uploads are in, and being read
+    with service.client() as http:
+        r = http.post(
+            upload_url(service),
+            files=[("files", ("note.txt", b"A short note on the Zeppelin works.", "text/plain"))],
+        )
+    quick = time.monotonic()
+    for t in flood:
+        t.join()
+    assert r.status_code == 202, r.text
+    assert [status for _, status in ended] == [413, 413, 413]  # read in full, nothing written
+    assert quick < min(at for at, _ in ended), "key B's file waited for key A's"

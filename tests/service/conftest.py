@@ -13,9 +13,9 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
@@ -45,6 +45,7 @@ class Service:
     env: dict[str, str]
     settings: Settings
     pid: int | None = None  # the `terag serve` process (bench-serve reads its RSS)
+    proc: subprocess.Popen[bytes] | None = field(default=None, compare=False, repr=False)
 
     def client(self, key: str | None = KEY_ALL) -> httpx.Client:
         headers = {"Authorization": f"Bearer {key}"} if key else {}
@@ -126,10 +127,14 @@ def tenants(base_settings: Settings) -> Iterator[tuple[str, str]]:
 
 @contextmanager
 def running_service(
-    env: dict[str, str], base_settings: Settings, tenants: tuple[str, str], log: Path
+    env: dict[str, str],
+    base_settings: Settings,
+    tenants: tuple[str, str],
+    log: Path,
+    preexec_fn: Callable[[], None] | None = None,
 ) -> Iterator[Service]:
     """A real `terag serve` subprocess on a free loopback port, ready; stopped afterwards (its
-    log's tail is printed when it fails to start)."""
+    log's tail is printed when it fails to start). `preexec_fn` runs in the child first."""
     ns_a, ns_b = tenants
     port = free_port()
     url = f"http://127.0.0.1:{port}"
@@ -140,10 +145,11 @@ def running_service(
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,
+            preexec_fn=preexec_fn,
         )
         try:
             wait_ready(url, proc)
-            yield Service(url, ns_a, ns_b, env, base_settings, proc.pid)
+            yield Service(url, ns_a, ns_b, env, base_settings, proc.pid, proc)
         except Exception:
             sys.stderr.write(log.read_text(errors="replace")[-4000:])
             raise

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -20,7 +19,7 @@ from terag_neo4j.local import neo4j as local
 from terag_neo4j.service.app import SHUTDOWN_GRACE_S
 from tests.fixtures.neo4j import Neo4jConn
 from tests.fixtures.settings import fixture_settings
-from tests.service.conftest import KEY_ALL, REPO, free_port, service_env, wait_ready
+from tests.service.conftest import KEY_ALL, running_service, service_env
 
 pytestmark = [pytest.mark.integration, pytest.mark.faults]
 
@@ -39,33 +38,25 @@ def test_sigterm_while_neo4j_hangs_exits_in_time_and_answers_the_request_503(
     neo4j_pid = local.status(fixture_settings()).pid
     assert neo4j_pid is not None
     ns = tenants[0]
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
     auth = {"Authorization": f"Bearer {KEY_ALL}"}
     body = {"question": "Which city is the headquarters of Volkswagen?", "top_k": 3}
     env = {**service_env(base_settings, *tenants), "TERAG_QUERY_CACHE_SIZE": "0"}
-    with (tmp_path / "serve.log").open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "terag_neo4j.cli", "serve", "--port", str(port)],
-            cwd=REPO,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+    log = tmp_path / "serve.log"
     stalled: list[httpx.Response | BaseException] = []
+    with running_service(env, base_settings, tenants, log) as svc:
+        assert svc.proc is not None
+        url = svc.url
 
-    def ask() -> None:
-        try:
-            stalled.append(
-                httpx.post(
-                    f"{url}/v1/namespaces/{ns}/retrieve", json=body, headers=auth, timeout=300
+        def ask() -> None:
+            try:
+                stalled.append(
+                    httpx.post(
+                        f"{url}/v1/namespaces/{ns}/retrieve", json=body, headers=auth, timeout=300
+                    )
                 )
-            )
-        except BaseException as e:
-            stalled.append(e)
+            except BaseException as e:
+                stalled.append(e)
 
-    try:
-        wait_ready(url, proc)
         warm = httpx.post(
             f"{url}/v1/namespaces/{ns}/retrieve", json=body, headers=auth, timeout=120
         )
@@ -77,22 +68,18 @@ def test_sigterm_while_neo4j_hangs_exits_in_time_and_answers_the_request_503(
             time.sleep(2)  # the request is in a worker, waiting on the frozen server
             assert not stalled, stalled
             t0 = time.monotonic()
-            proc.send_signal(signal.SIGTERM)
+            svc.proc.send_signal(signal.SIGTERM)
             try:
-                proc.wait(ORCHESTRATOR_GRACE_S)
+                svc.proc.wait(ORCHESTRATOR_GRACE_S)
             except subprocess.TimeoutExpired:
                 pytest.fail(
                     f"terag serve still running {ORCHESTRATOR_GRACE_S} s after SIGTERM:\n"
-                    + (tmp_path / "serve.log").read_text(errors="replace")[-3000:]
+                    + log.read_text(errors="replace")[-3000:]
                 )
             took = time.monotonic() - t0
             asker.join(10)
         finally:
             os.kill(neo4j_pid, signal.SIGCONT)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     # The request had its grace, then was told to retry
     assert took >= SHUTDOWN_GRACE_S - 1, took
     assert len(stalled) == 1 and isinstance(stalled[0], httpx.Response), stalled
@@ -100,6 +87,6 @@ def test_sigterm_while_neo4j_hangs_exits_in_time_and_answers_the_request_503(
     assert answer.status_code == 503, answer.text
     assert answer.headers["retry-after"]
     assert answer.json()["error"]["type"] == "ServiceUnavailable"
-    assert "Exception in ASGI application" not in (tmp_path / "serve.log").read_text()
+    assert "Exception in ASGI application" not in log.read_text()
     # Neo4j, resumed, serves as before
     assert local.bolt_answers(neo4j_conn.uri, neo4j_conn.user, neo4j_conn.password, 30.0)

@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
+from terag_neo4j.service.admission import Admission
 from terag_neo4j.service.http_errors import ServiceError
 from terag_neo4j.service.middleware import FrontDoor, Message
 from terag_neo4j.service.policy import QUERY_BODY_BYTES, classify
-from terag_neo4j.service.runtime import Admission
 from terag_neo4j.service.settings import KeyRing, ServiceConfigError, ServiceSettings, parse_keys
 
 WIKI_WRITE = "wiki-writer-key"

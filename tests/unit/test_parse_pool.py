@@ -14,8 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from terag_neo4j.core.documents import Document
+from terag_neo4j.service.auth import CALLER
 from terag_neo4j.service.http_errors import ServiceError
 from terag_neo4j.service.parsing import ParsePool, upload_names
+from terag_neo4j.service.settings import Principal
 from tests.fixtures.bombs import text_ops, write_docx_bomb, write_raw_pdf
 
 
@@ -142,8 +145,36 @@ def test_a_full_pool_answers_429_and_a_long_wait_503(tmp_path: Path) -> None:
     finally:
         pool.close()
     assert over.status == 429 and "busy: 2 uploaded files" in over.message
-    assert late.status == 503 and "no parsing worker free in time" in late.message
+    assert late.status == 503 and "no worker free in time" in late.message
     assert over.headers["Retry-After"] and late.headers["Retry-After"]
+
+
+def test_one_key_sending_slow_files_leaves_another_key_a_worker(tmp_path: Path) -> None:
+    slow = slow_pdf(tmp_path / "slow.pdf")
+    quick = write_raw_pdf(tmp_path / "quick.pdf", [text_ops(1)], [0])
+    a, b = (Principal(n, None, True) for n in ("key-a", "key-b"))
+
+    async def as_key(who: Principal, path: Path) -> tuple[float, list[Document]]:
+        CALLER.set(who)  # this task's own context: the key the front door would have set
+        docs = await halves.read(path, path.name)
+        return time.monotonic(), docs
+
+    async def flood() -> tuple[list[float], float]:
+        t0 = time.monotonic()
+        slows = [asyncio.ensure_future(as_key(a, slow)) for _ in range(3)]
+        await asyncio.sleep(0.2)
+        done, _ = await as_key(b, quick)
+        return [(await s)[0] - t0 for s in slows], done - t0
+
+    halves = ParsePool(workers=2, timeout_s=60, wait_s=60, shared=True)
+    halves.start()
+    try:
+        slow_done, quick_done = asyncio.run(flood())
+    finally:
+        halves.close()
+    # Key A's files are read one at a time on its half of the pool; key B's file is read on
+    # the other worker at once, not after A's
+    assert quick_done < min(slow_done), (quick_done, slow_done)
 
 
 @pytest.mark.parametrize(

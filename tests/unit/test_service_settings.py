@@ -11,8 +11,8 @@ import pytest
 
 from terag_neo4j.core.documents import InputError
 from terag_neo4j.errors import TeragError
+from terag_neo4j.service.admission import Admission
 from terag_neo4j.service.http_errors import ServiceError, public_message, status_for
-from terag_neo4j.service.runtime import Admission
 from terag_neo4j.service.settings import (
     KeyRing,
     ServiceConfigError,
