@@ -6,11 +6,14 @@ Two tenants: namespace A holds the bundled sample corpus, namespace B one docume
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -33,6 +36,7 @@ KEY_B = "key-b-" + uuid.uuid4().hex
 KEY_A_READ = "key-ar-" + uuid.uuid4().hex
 KEY_ALL = "key-all-" + uuid.uuid4().hex
 B_TEXT = "The Glockenspiel of Munich's town hall plays twice a day."
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal a child gets when its parent thread ends
 # This session's services share an ingest job queue no other service on the database takes from
 JOB_QUEUE = "test-" + uuid.uuid4().hex[:12]
 
@@ -138,6 +142,20 @@ def running_service(
     ns_a, ns_b = tenants
     port = free_port()
     url = f"http://127.0.0.1:{port}"
+    # Started from the main thread, the service ends with this process even when it dies
+    # without its teardown (a native abort): an orphan went on logging in to the next run's
+    # Neo4j. The signal follows the starting thread, so a pool thread's services go without.
+    tied = threading.current_thread() is threading.main_thread() and sys.platform == "linux"
+    parent = os.getpid()
+
+    def setup() -> None:
+        if tied:
+            ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+            if os.getppid() != parent:  # gone before the line above
+                os._exit(1)
+        if preexec_fn is not None:
+            preexec_fn()
+
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "terag_neo4j.cli", "serve", "--port", str(port)],
@@ -145,7 +163,7 @@ def running_service(
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,
-            preexec_fn=preexec_fn,
+            preexec_fn=setup,
         )
         try:
             wait_ready(url, proc)
