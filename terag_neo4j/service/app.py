@@ -6,6 +6,7 @@ import contextlib
 import logging
 import os
 import threading
+import time
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -146,6 +147,7 @@ def create_app(
 # bound, one request waiting on a Neo4j that stopped answering held the exit for the driver's
 # read timeout (133 s), past an orchestrator's usual 30 s before SIGKILL.
 SHUTDOWN_GRACE_S = 10
+EXIT_WAIT_S = 5.0  # then for the interpreter's own exit (its worker threads joined)
 
 
 def serve(service: ServiceSettings, settings: Settings | None = None, **uvicorn_kw: Any) -> None:
@@ -174,20 +176,20 @@ def serve(service: ServiceSettings, settings: Settings | None = None, **uvicorn_
         code = 130
         raise
     finally:
-        _leave_blocked_calls(code)
+        _exit_within(EXIT_WAIT_S, code)
 
 
-def _leave_blocked_calls(code: int) -> None:
-    """Exit now if worker threads are still blocked in calls to Neo4j: the interpreter would
-    join them first, for as long as the driver's read timeout. Nothing is lost by not waiting:
-    an unfinished transaction rolls back when its connection drops, and an unfinished ingest
-    job resumes under its lease."""
-    blocked = [
-        t
-        for t in threading.enumerate()
-        if t is not threading.main_thread() and not t.daemon and t.is_alive()
-    ]
-    if blocked:
-        log.warning("stopping with %d call(s) still waiting on Neo4j", len(blocked))
+def _exit_within(seconds: float, code: int) -> None:
+    """End the process `seconds` from now if its normal exit has not: the interpreter joins
+    every worker thread first, and one blocked in a call to a Neo4j that stopped answering
+    would hold it for the driver's read timeout. Nothing is lost by not waiting: an unfinished
+    transaction rolls back when its connection drops, and an unfinished ingest job resumes
+    under its lease."""
+
+    def leave() -> None:
+        time.sleep(seconds)
+        log.warning("stopping without the calls still waiting on Neo4j")
         logging.shutdown()
         os._exit(code)
+
+    threading.Thread(target=leave, name="terag-exit", daemon=True).start()
