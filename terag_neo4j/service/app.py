@@ -172,7 +172,7 @@ def serve(service: ServiceSettings, settings: Settings | None = None, **uvicorn_
             backlog=BACKLOG,
             **uvicorn_kw,
         )
-    except KeyboardInterrupt:  # uvicorn raises the SIGINT it stopped on; SIGTERM ends here
+    except KeyboardInterrupt:  # a SIGINT uvicorn did not take (at start); SIGTERM ends in uvicorn
         code = 130
         raise
     finally:

@@ -24,6 +24,8 @@ from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from terag_neo4j.service.http_errors import error_body
+
 log = logging.getLogger(__name__)
 
 HEADERS_S = 10.0  # from a connection (or a response) to the end of the next request's headers
@@ -36,7 +38,7 @@ WARN_EVERY_S = 60.0  # one line a minute about refused connections, however many
 
 
 def _response(status: str, type_: str, message: str) -> bytes:
-    body = json.dumps({"error": {"type": type_, "message": message}}).encode()
+    body = json.dumps(error_body(type_, message)).encode()
     head = (
         f"HTTP/1.1 {status}\r\ncontent-type: application/json\r\nconnection: close\r\n"
         f"retry-after: 5\r\ncontent-length: {len(body)}\r\n\r\n"

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi import FastAPI
 
 from terag_neo4j.service.audit import audit_write, write_action
+from terag_neo4j.service.middleware import send_error
 
 if TYPE_CHECKING:
     from starlette.routing import BaseRoute
@@ -104,8 +105,13 @@ class Observe:
             # caller is told to retry (elsewhere, or once the service is back), not sent a 500.
             if started:
                 raise
-            await send_id(_STOPPING_START)
-            await send({"type": "http.response.body", "body": _STOPPING_BODY})
+            await send_error(
+                send_id,
+                503,
+                "ServiceUnavailable",
+                "the service is stopping; retry",
+                {"Retry-After": "5"},
+            )
         finally:
             seconds = time.perf_counter() - start
             method: str = scope["method"]
@@ -117,16 +123,6 @@ class Observe:
             if action is not None:
                 audit_write(scope, action, status)
             REQUEST_ID.reset(token)
-
-
-_STOPPING_BODY = json.dumps(
-    {"error": {"type": "ServiceUnavailable", "message": "the service is stopping; retry"}}
-).encode()
-_STOPPING_START: Message = {
-    "type": "http.response.start",
-    "status": 503,
-    "headers": [(b"content-type", b"application/json"), (b"retry-after", b"5")],
-}
 
 
 def _flatten(routes: Iterable[BaseRoute]) -> Iterable[BaseRoute]:
