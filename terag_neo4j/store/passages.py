@@ -273,11 +273,9 @@ class Passages:
         for rows in chunks(crow, self.core.write_batch):
             run_cypher(tx, "upsert_concepts", rows=rows, namespace=namespace).consume()
         for rows in chunks(links, self.core.write_batch):
-            run_cypher(tx, "link_passages", rows=rows).consume()
+            run_cypher(tx, "link_passages", rows=rows).consume()  # frequencies too
         pairs = pair_deltas([link["concepts"] for link in links], +1) if pairs_kept else []
         apply_pair_deltas(tx, pairs, self.core.write_batch * 5, created)
-        for freq_uids in chunks(list(concept_rows), self.core.write_batch * 5):
-            run_cypher(tx, "update_frequency", uids=freq_uids).consume()
         stats.passages += len(new)
         stats.concepts_created += len(created)
         stats.concepts_touched += len(concept_rows)
@@ -292,17 +290,10 @@ class Passages:
         def work(tx: ManagedTransaction) -> int:
             self.core.lock_namespace(tx, namespace)
             added = 0
-            gained: set[str] = set()
             for chunk in chunks(list(rows), self.core.write_batch):
                 rec = run_cypher(tx, "link_mentions", rows=list(chunk)).single()
-                if rec:
-                    added += int(rec["links"])
-                    gained.update(rec["linked"])
+                added += int(rec["links"] or 0) if rec else 0
             if added:
-                # Only a concept that gained a link changes its frequency: most of those named
-                # (60 % at 1M synthetic passages) were linked already (docs/benchmarks.md)
-                for uids in chunks(sorted(gained), self.core.write_batch * 5):
-                    run_cypher(tx, "update_frequency", uids=list(uids)).consume()
                 bump_version_tx(tx, namespace, None, NOTHING_ADDED)
             return added
 
