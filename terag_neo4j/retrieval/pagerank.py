@@ -171,7 +171,7 @@ def local_pagerank(
     cut = rc.local_seeds or len(ranked)
     t = time.perf_counter()
     try:
-        rows = store.execute(
+        rows = store.read(
             "project_local",
             graph=name,
             seeds=ranked[:cut],
@@ -204,7 +204,7 @@ def pagerank_stats(
     `computeMillis` and `ranIterations`, for the latency benchmark."""
     folded = gds.projection_spec(rc).folded
     restart, moved = split_leaves(sources, leaves if folded else ())
-    rows = store.execute(
+    rows = store.read(
         "pagerank_stats",
         sources=SeedList([[int(n), float(wt)] for n, wt in restart]),
         leaves=SeedList([[int(n), float(wt)] for n, wt in moved]),

@@ -123,7 +123,7 @@ def project(
         w = replace(w, folded=False)
     t = time.perf_counter()
     try:
-        rows = store.execute(
+        rows = store.read(
             "project_folded" if w.folded else f"project_{rc.orientation}",
             namespace=namespace,
             graph=graph,
@@ -149,7 +149,7 @@ def project(
 
 def drop(store: GraphStore, graph: str) -> None:
     """Drop one GDS graph; a missing one is not an error."""
-    store.execute("gds_drop", graph=graph)
+    store.read("gds_drop", graph=graph)
     _last_used.pop(graph, None)
     _nodes.pop(graph, None)
 
@@ -320,7 +320,7 @@ def projected_sources(
     if nodes is None:
         if not load:
             return list(sources)
-        nodes = frozenset(int(r["node"]) for r in store.execute("projection_nodes", graph=graph))
+        nodes = frozenset(int(r["node"]) for r in store.read("projection_nodes", graph=graph))
         _nodes[graph] = nodes
     return [s for s in sources if int(s[0]) in nodes]
 
@@ -381,14 +381,14 @@ def core_scores(store: GraphStore, namespace: str, rule: str) -> dict[str, float
     graph = f"{CORE_PREFIX}{namespace}_{uuid.uuid4().hex[:8]}"
     try:
         if rule == "knn_pagerank":
-            store.execute("budget_knn", namespace=namespace, graph=graph, top_k=CORE_KNN_TOP_K)
+            store.read("budget_knn", namespace=namespace, graph=graph, top_k=CORE_KNN_TOP_K)
         else:
             project(store, _CORE_WALK, namespace, graph, whole=True)
         if rule == "degree":
-            rows = store.execute("budget_degree", graph=graph)
+            rows = store.read("budget_degree", graph=graph)
         else:
             weight = "similarity" if rule == "knn_pagerank" else None
-            rows = store.execute("budget_pagerank", graph=graph, weight=weight)
+            rows = store.read("budget_pagerank", graph=graph, weight=weight)
     finally:
         drop(store, graph)
     return {r["id"]: float(r["score"]) for r in rows}

@@ -186,45 +186,43 @@ class StoreCore:
         ):
             yield s
 
-    def _retrying(self) -> Retrying:
-        """Retries on top of the driver's own, only within the first fifth of the time budget.
+    def _retrying(self, attempts: int | None = 3) -> Retrying:
+        """Retries on connection and transient errors, only within the first fifth of the time
+        budget, so that a call on a dead server fails within the budget.
 
-        The driver already retries a transaction function on connection and transient errors;
-        this adds quick retries for failures outside it (a session lost between transactions)
-        without stacking full retry rounds: a call on a dead server fails within the budget.
+        Around a transaction function (`attempts` 3) they add quick retries for failures outside
+        the driver's own (a session lost between transactions) without stacking full rounds.
+        Around an auto-commit read, which the driver never retries, they are its only ones: as
+        many as fit in that fifth (`attempts` None), as the driver's for a transaction function.
         """
+        stop = stop_after_delay(self.timeout_s / 5)
         return Retrying(
             retry=retry_if_exception_type(CONNECTION_ERRORS),
-            stop=stop_after_attempt(3) | stop_after_delay(self.timeout_s / 5),
+            stop=stop if attempts is None else stop_after_attempt(attempts) | stop,
             wait=wait_exponential(multiplier=0.25, max=2),
             reraise=True,
         )
 
-    def call(self, fn: Callable[[], T]) -> T:
+    def call(self, fn: Callable[[], T], attempts: int | None = 3) -> T:
         """Run `fn` (which opens its own sessions) with the retries and error translation of
         every query: for work that is not one read or one transaction."""
         with neo4j_errors(self.uri):
-            result: T = self._retrying()(fn)
+            result: T = self._retrying(attempts)(fn)
         return result
 
     def read(self, name: str, **params: Any) -> list[dict[str, Any]]:
-        def run() -> list[dict[str, Any]]:
-            with self.session() as s:
-                return s.execute_read(lambda tx: [row(r) for r in run_cypher(tx, name, **params)])
-
-        return self.call(run)
-
-    def execute(self, name: str, **params: Any) -> list[dict[str, Any]]:
-        """An auto-commit query (GDS catalog procedures: projecting, dropping in-memory graphs),
-        with the retries and error translation of `read`. It runs in a read session: GDS's
-        procedures only read the database, and in a cluster they must reach the secondary that
-        runs GDS and holds the projections."""
+        """One statement that writes nothing, as an auto-commit query in a read session: Neo4j
+        refuses a write in it, and a routing driver sends it to a secondary (where GDS runs and
+        holds the projections, in a cluster). A managed transaction would add a BEGIN and a
+        COMMIT, which cost a question's handful of reads more CPU, in Python and in Neo4j, than
+        anything but the walk (docs/benchmarks.md). Records are read inside the retries, so an
+        error while they stream is retried too."""
 
         def run() -> list[dict[str, Any]]:
             with self.session(read=True) as s:
                 return [row(r) for r in run_cypher(s, name, **params)]
 
-        return self.call(run)
+        return self.call(run, attempts=None)
 
     @property
     def reading_only(self) -> bool:

@@ -49,7 +49,7 @@ def test_the_folded_walk_scores_passages_as_the_whole_graph_does(
     folded = gds.graph_name(rc, ns, version)
     params = {"namespace": ns, "skip_types": spec.skip_types, "hub_cap": rc.hub_cap}
     try:
-        client.store.execute("project_undirected", graph=whole, rel_types=spec.rel_types, **params)
+        client.store.read("project_undirected", graph=whole, rel_types=spec.rel_types, **params)
         gds.project(client.store, rc, ns, folded)
         sizes = {
             g["graphName"]: g["nodeCount"]

@@ -150,7 +150,7 @@ def test_eviction_and_sweeps_leave_other_graphs_alone(
             core = f"{gds.CORE_PREFIX}{ns}_x"
             lost = f"{gds.LOCAL_PREFIX}lost"
             for name in (core, lost):
-                client.store.execute("gds_drop", graph=name)  # a rerun of this test starts clean
+                client.store.read("gds_drop", graph=name)  # a rerun of this test starts clean
                 with client.store.session() as s:
                     s.run(
                         "MATCH (p:Passage {namespace: $ns}) "
