@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 
 
 def retrieval_view(res: RetrievalResult) -> Retrieval:
-    """A `RetrievalResult` as `terag retrieve --json` prints it. Read from its attributes
-    (`score_kind` is a property): `asdict` first copied every restart pair, ten times the cost."""
+    """A `RetrievalResult` as `terag retrieve --json` prints it, read from its attributes
+    (`score_kind` is a property) rather than from an `asdict` copy of every restart pair."""
     return Retrieval.model_validate(res, from_attributes=True)
 
 
