@@ -176,9 +176,10 @@ class StoreCore:
 
     @contextmanager
     def session(self, read: bool = False) -> Iterator[neo4j.Session]:
-        """`read=True` for GDS calls: in a cluster they must reach the secondary that runs GDS
-        (and holds the projections), and a routing driver sends read sessions to secondaries.
-        A session after `close` raises `ClientClosed`."""
+        """`read=True` for statements that write nothing (every `read`, the GDS calls among
+        them): Neo4j refuses a write in it, and a routing driver sends it to a secondary, where
+        GDS runs and holds the projections in a cluster. A session after `close` raises
+        `ClientClosed`."""
         mode = neo4j.READ_ACCESS if read or self.reading_only else neo4j.WRITE_ACCESS
         with (
             self.in_flight.hold(),
