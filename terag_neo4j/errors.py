@@ -16,7 +16,7 @@ This module imports nothing, so that catching an error never loads a stage.
 
 from __future__ import annotations
 
-__all__ = ["DependencyError", "IngestCancelled", "NotFound", "TeragError", "one_line"]
+__all__ = ["DependencyError", "IngestCancelled", "NotFound", "TeragError", "echo", "one_line"]
 
 
 def one_line(text: object, limit: int = 240) -> str:
@@ -24,6 +24,21 @@ def one_line(text: object, limit: int = 240) -> str:
     characters, for an error message that quotes it."""
     flat = " ".join(str(text).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+ECHO_CHARS = 40
+
+
+def echo(value: object, limit: int = ECHO_CHARS) -> str:
+    """What a caller sent, as an error message may quote it: a short prefix, escaped (`repr`,
+    so no line break or control character reaches a log line), with the length when cut. A
+    message never quotes a caller's whole argument: a megabyte of it made every error a
+    megabyte, and the text it went through on the way out cost time in proportion."""
+    if not isinstance(value, str):
+        return f"a {type(value).__name__}"
+    if len(value) <= limit:
+        return repr(value)
+    return f"{value[:limit]!r}... ({len(value):,} characters)"
 
 
 class TeragError(Exception):

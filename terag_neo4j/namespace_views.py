@@ -28,7 +28,7 @@ from terag_neo4j.core.results import (
     WhyConcept,
     WhyRetrieved,
 )
-from terag_neo4j.errors import NotFound
+from terag_neo4j.errors import NotFound, echo
 from terag_neo4j.store import GraphStoreError, gds, neo4j_errors, one_line
 
 if TYPE_CHECKING:
@@ -98,7 +98,7 @@ def delete_document(client: TeragClient, namespace: str, document_id: str) -> in
     store = client.store
     store.require_namespace(namespace)
     if not store.documents.present(namespace, [document_id]):
-        raise NotFound(f"no document {document_id!r} in namespace {namespace!r}")
+        raise NotFound(f"no document {echo(document_id)} in namespace {namespace!r}")
     return int(store.documents.delete(namespace, document_id))
 
 
@@ -114,7 +114,7 @@ def why(
         "why_passage", namespace=namespace, passage=passage_id, nodes=list(by_node)
     )
     if not rows:
-        raise NotFound(f"no passage {passage_id!r} in namespace {namespace!r}")
+        raise NotFound(f"no passage {echo(passage_id)} in namespace {namespace!r}")
     node = int(rows[0]["node"])
     rank = next((i for i, p in enumerate(res.passages, 1) if p.id == passage_id), None)
     # The restart vector holds concept seeds and passage seeds; a passage's own node id can
@@ -157,7 +157,7 @@ def neighbourhood(
     store.require_namespace(namespace)
     found = store.read("concept_named", namespace=namespace, concept=concept)
     if not found:
-        raise NotFound(f"no concept named {concept!r} in namespace {namespace!r}")
+        raise NotFound(f"no concept named {echo(concept)} in namespace {namespace!r}")
     root = found[0]
     props = {"type": root["type"], "frequency": root["frequency"]}
     nodes = {root["id"]: GraphNode(root["id"], "Concept", root["name"] or concept, props)}

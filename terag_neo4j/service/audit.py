@@ -1,6 +1,8 @@
-"""One structured line per write on logger `terag_neo4j.audit`: the action, the key's id (the
-digest prefix of `Principal.name`, never the key), the namespace, the documents (ids, at most
-`MAX_IDS`, and their count), the status and the outcome; refused writes too.
+"""One structured line per write on logger `terag_neo4j.audit`: the action, the surface
+(`transport`: http or mcp), the key's id (the digest prefix of `Principal.name`, never the key),
+the namespace, the documents (ids, at most `MAX_IDS`, and their count), the status and the
+outcome; refused writes too. An MCP tool's write (`add_text`, `delete_document`) writes its line
+through `audited`, with the action and status the same HTTP write would have.
 
 `Observe` writes the line after the response, from what the request showed (method, route,
 path parameters, status). What only the route knows (the ids in a JSON body or an upload, the
@@ -11,7 +13,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from terag_neo4j.service.auth import authenticate
@@ -77,19 +81,58 @@ def audit_write(scope: Scope, action: str, status: int) -> None:
     ids: list[str] = list(note.get("documents", ()))
     if "document_id" in params:
         ids = [str(params["document_id"])]
+    job = str(params["job_id"]) if "job_id" in params else None
+    write_line(action, _key_id(scope), namespace, ids, status, job=job)
+
+
+def write_line(
+    action: str,
+    key: str | None,
+    namespace: str | None,
+    ids: Sequence[str],
+    status: int,
+    job: str | None = None,
+    transport: str = "http",
+) -> None:
+    """The one audit line of a write, whichever surface (HTTP or MCP) took it."""
     fields: dict[str, Any] = {
         "event": "write",
         "action": action,
-        "key": _key_id(scope),
-        "namespace": namespace,
+        "transport": transport,
+        "key": key,
+        "namespace": namespace[:MAX_ID_CHARS] if namespace is not None else None,
         "documents": [i[:MAX_ID_CHARS] for i in ids[:MAX_IDS]],
         "documents_count": len(ids),
         "status": status,
         "outcome": "ok" if status < 400 else "refused" if status < 500 else "failed",
     }
-    if "job_id" in params:
-        fields["job"] = str(params["job_id"])[:MAX_ID_CHARS]
+    if job is not None:
+        fields["job"] = job[:MAX_ID_CHARS]
     log.info("write %s", _summary(fields), extra={"fields": fields})
+
+
+@dataclass
+class McpWrite:
+    """What an MCP write's audit line says beyond its action: the key once known, the status
+    (the HTTP status the same call gets: an error's `status`, else 200 or what the tool sets)."""
+
+    key: str | None = None
+    status: int = 200
+
+
+@contextmanager
+def audited(action: str, namespace: str, ids: Sequence[str]) -> Iterator[McpWrite]:
+    """One audit line for an MCP tool's write (`WRITES` names the HTTP ones), refused or not:
+    the tool sets the key when it knows it; an exception's `status` (500 without one) is the
+    line's."""
+    line = McpWrite()
+    try:
+        yield line
+    except BaseException as e:
+        line.status = int(getattr(e, "status", 500))
+        raise
+    finally:
+        write_line(action, line.key, namespace, ids, line.status, transport="mcp")
 
 
 def _summary(fields: dict[str, Any]) -> str:

@@ -16,6 +16,7 @@ from typing import Annotated
 
 from fastapi import Depends, Path, Request
 
+from terag_neo4j.errors import echo
 from terag_neo4j.service.http_errors import ServiceError
 from terag_neo4j.service.schemas import NAMESPACE_PATTERN
 from terag_neo4j.service.settings import OPEN, KeyRing, Principal
@@ -49,9 +50,9 @@ def authenticate(keys: KeyRing, headers: Mapping[str, str]) -> Principal:
 
 def authorize(principal: Principal, namespace: str, write: bool) -> None:
     if not principal.can_read(namespace):
-        raise ServiceError(403, f"this key has no access to namespace {namespace!r}")
+        raise ServiceError(403, f"this key has no access to namespace {echo(namespace)}")
     if write and not principal.can_write(namespace):
-        raise ServiceError(403, f"this key may only read namespace {namespace!r}")
+        raise ServiceError(403, f"this key may only read namespace {echo(namespace)}")
 
 
 async def caller(request: Request) -> Principal:

@@ -8,7 +8,6 @@ subclass inherits its parent's status.
 from __future__ import annotations
 
 import logging
-import re
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -88,12 +87,51 @@ def status_for(e: BaseException) -> tuple[int, str]:
 
 
 # The store's "not found" names the namespaces that do exist: another tenant's, behind a key
-_KNOWN = re.compile(r"\s*\(known: [^)]*\)")
+_KNOWN = "(known: "
+MAX_PUBLIC_CHARS = 1000
+# What a 503 says: the error's own message names the Neo4j URI or the model server's address,
+# which are the operator's (the service log has them), not the caller's
+STORE_DOWN = "Neo4j is not answering; retry later (the service log says why)"
+OTHER_DOWN = "a service this call needs is not answering; retry later (the service log says why)"
+
+
+def without_known(text: str) -> str:
+    """`text` without its "(known: ...)" lists and the blanks before each. A scan with
+    `str.find`, not a regex: the pattern `\\s*\\(known: [^)]*\\)` backtracked over a run of
+    spaces (16,000 took 0.7 s, a megabyte would take most of an hour, on the event loop)."""
+    out: list[str] = []
+    at = 0
+    while (start := text.find(_KNOWN, at)) >= 0:
+        end = text.find(")", start)
+        if end < 0:
+            break
+        out.append(text[at:start].rstrip())
+        at = end + 1
+    out.append(text[at:])
+    return "".join(out)
+
+
+def without_addresses(text: str) -> str:
+    """`text` with each word that is a URI (`bolt://user@host:7687`) or a `host:port` put as
+    `<address>`: a 503 tells a caller that something is down, not where it lives."""
+    words = text.split(" ")
+    for i, w in enumerate(words):
+        host, colon, port = w.strip("()[]'\",;.").rpartition(":")
+        if "://" in w or (colon and host and port.isdigit()):
+            words[i] = "<address>"
+    return " ".join(words)
 
 
 def public_message(e: BaseException) -> str:
-    """The error's message as a caller may see it."""
-    return _KNOWN.sub("", str(e))
+    """The error's message as a caller may see it: no other tenant's namespaces, no internal
+    address in a 5xx of the store, and at most `MAX_PUBLIC_CHARS` characters. Linear in the
+    message, which itself quotes a caller's argument only as a short prefix (`errors.echo`)."""
+    status, _ = status_for(e)
+    if status == 503:
+        store = any(cls.__name__ == "GraphStoreError" for cls in type(e).__mro__)
+        return STORE_DOWN if store else OTHER_DOWN
+    text = without_known(str(e))
+    return text if len(text) <= MAX_PUBLIC_CHARS else text[: MAX_PUBLIC_CHARS - 3] + "..."
 
 
 def error_body(type_: str, message: str) -> dict[str, Any]:

@@ -101,7 +101,7 @@ class Worker:
                     jobs.sweep(self.retention_s)
                 job = jobs.claim(self.owner, self.lease_s)
             except TeragError as e:  # Neo4j down: the jobs wait in the store meanwhile
-                log.warning("ingest worker: %s (retrying in 5 s)", public_message(e))
+                log.warning("ingest worker: %s (retrying in 5 s)", e)
                 self._stop.wait(5.0)
                 continue
             except Exception:
@@ -115,7 +115,7 @@ class Worker:
             try:
                 self._group(client, jobs, job)
             except TeragError as e:  # recording failed: the lease runs out, another resumes
-                log.warning("ingest job %s: %s", job.id, public_message(e))
+                log.warning("ingest job %s: %s", job.id, e)
                 self._stop.wait(1.0)
             except Exception:
                 log.exception("ingest job %s: unexpected error", job.id)
@@ -199,7 +199,7 @@ class Worker:
         if job.attempts + 1 >= RETRIES:
             jobs.finish(job.id, self.owner, "failed", [f"{status_for(e)[1]}: {public_message(e)}"])
             return
-        log.warning("ingest job %s: %s (trying again)", job.id, public_message(e))
+        log.warning("ingest job %s: %s (trying again)", job.id, e)
         # Still down: the lease runs out and the job is claimed again anyway
         with contextlib.suppress(TeragError):
             jobs.release(job.id, self.owner, failed=1, delay_s=5.0 * (job.attempts + 1))

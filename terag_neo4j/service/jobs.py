@@ -17,6 +17,7 @@ import logging
 import re
 from typing import TYPE_CHECKING
 
+from terag_neo4j.errors import echo
 from terag_neo4j.service.http_errors import ServiceError
 from terag_neo4j.service.job_store import JobStore, StoredJob
 from terag_neo4j.service.job_worker import Worker
@@ -84,13 +85,13 @@ class JobRegistry:
         if found is None or not principal.can_read(found.namespace):
             raise ServiceError(
                 404,
-                f"no ingest job {job_id!r}: check the id (finished jobs are kept "
+                f"no ingest job {echo(job_id)}: check the id (finished jobs are kept "
                 f"{self.retention_h:g} h)",
             )
         if found.expired:
             raise ServiceError(
                 404,
-                f"ingest job {job_id!r} finished more than {self.retention_h:g} h ago and was "
+                f"ingest job {echo(job_id)} finished more than {self.retention_h:g} h ago and was "
                 "removed (TERAG_JOB_RETENTION_HOURS sets how long finished jobs are kept)",
             )
         return jobs, found

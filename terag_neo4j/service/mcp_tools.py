@@ -20,9 +20,10 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from terag_neo4j import namespace_views as views
 from terag_neo4j.core.results import Mode
-from terag_neo4j.errors import TeragError
-from terag_neo4j.service import streaming
-from terag_neo4j.service.asking import ask_deadline_s, ask_streamed, check_question, retrieval_view
+from terag_neo4j.errors import TeragError, one_line
+from terag_neo4j.service import bounds, streaming
+from terag_neo4j.service.asking import ask_deadline_s, ask_streamed, retrieval_view
+from terag_neo4j.service.audit import audited
 from terag_neo4j.service.auth import authenticate, authorize
 from terag_neo4j.service.http_errors import ServiceError, public_message, status_for
 from terag_neo4j.service.reads import as_reader
@@ -50,23 +51,39 @@ def build_mcp(
 ) -> MCPServer[Any]:
     server: MCPServer[Any] = MCPServer("terag", instructions=INSTRUCTIONS)
 
+    def args(**given: str) -> None:
+        """The HTTP routes' bounds on each argument given, checked before anything else."""
+        checks: dict[str, Callable[[object], str]] = {
+            "namespace": bounds.check_namespace_arg,
+            "document_id": bounds.check_document_id,
+            "passage_id": bounds.check_passage_id,
+            "concept": bounds.check_concept,
+            "job_id": bounds.check_job_id,
+            "question": lambda q: bounds.check_question_arg(q, runtime.service.max_question_chars),
+        }
+        try:
+            for name, value in given.items():
+                checks[name](value)
+        except ServiceError as e:
+            raise refusal(e) from None
+
     def principal(ctx: Context[Any, Any]) -> Principal:
         headers = ctx.headers
         if headers is None:  # stdio: the process's own user
             if stdio_principal is None:
-                raise ToolError("Forbidden: no access configured for this transport")
+                raise Refusal(403, "Forbidden: no access configured for this transport")
             return stdio_principal
         try:
             return authenticate(keys, {k.lower(): v for k, v in headers.items()})
         except ServiceError as e:
-            raise ToolError(f"{e.type}: {e.message}") from None
+            raise refusal(e) from None
 
     def scoped(ctx: Context[Any, Any], namespace: str, write: bool = False) -> Principal:
         try:
             who = principal(ctx)
             authorize(who, namespace, write)
         except ServiceError as e:
-            raise ToolError(f"{e.type}: {e.message}") from None
+            raise refusal(e) from None
         return who
 
     async def ready() -> None:
@@ -79,9 +96,9 @@ def build_mcp(
         try:
             return await runtime.call(fn)
         except ServiceError as e:
-            raise ToolError(f"{e.type}: {e.message}") from None
+            raise refusal(e) from None
         except TeragError as e:
-            raise ToolError(f"{status_for(e)[1]}: {public_message(e)}") from None
+            raise refusal(e) from None
 
     @server.tool()
     async def list_namespaces(ctx: Context[Any, Any]) -> list[dict[str, Any]]:
@@ -108,8 +125,8 @@ def build_mcp(
         pagerank (personalised PageRank over the concept graph), flat (BM25 and vector rankings
         fused, no graph), dense (vector only) or hybrid (the walk fused with dense); default: the
         service's preset. `rerank`: false skips the service's reranker, true requires one."""
+        args(namespace=namespace, question=question)
         who = scoped(ctx, namespace)
-        _question(question, runtime.service.max_question_chars)
         k = max(1, min(int(top_k), 100))
         res = await call(
             as_reader(
@@ -131,16 +148,16 @@ def build_mcp(
         passage's source, pages and headings) and its claims that cite none. Called with a
         progress token, it streams as progress notifications: first the passages' ids, then
         the answer so far each time the reader writes more."""
+        args(namespace=namespace, question=question)
         who = scoped(ctx, namespace)
-        _question(question, runtime.service.max_question_chars)
         k = max(1, min(int(top_k), 100))
         await ready()
         try:
             ans = await _ask_streamed_mcp(runtime, ctx, namespace, question, k, who)
         except ServiceError as e:
-            raise ToolError(f"{e.type}: {e.message}") from None
+            raise refusal(e) from None
         except TeragError as e:
-            raise ToolError(f"{status_for(e)[1]}: {public_message(e)}") from None
+            raise refusal(e) from None
         return ans.model_dump(exclude={"retrieval"})
 
     @server.tool()
@@ -149,8 +166,8 @@ def build_mcp(
     ) -> dict[str, Any]:
         """Why a passage was retrieved for a question: its rank and score in the top k, its
         weight as a flat-ranking seed, and the question's linked concepts that name it."""
+        args(namespace=namespace, question=question, passage_id=passage_id)
         who = scoped(ctx, namespace)
-        _question(question, runtime.service.max_question_chars)
         k = max(1, min(int(top_k), 100))
         w = await call(
             as_reader(namespace, lambda c: c.why(passage_id, question, namespace, k), who)
@@ -163,18 +180,22 @@ def build_mcp(
     ) -> dict[str, Any]:
         """Add (or replace) a document in a namespace; indexing runs in the background:
         poll ingest_status with the returned job id."""
-        scoped(ctx, namespace, write=True)
-        p = principal(ctx)
-        try:
-            doc = TextDocument(id=document_id, text=text, title=title).document()
-        except ValueError as e:
-            raise ToolError(str(e)) from None
-        job = await call(lambda c: jobs.submit(c, namespace, [doc], p))
-        return job.model_dump()
+        args(namespace=namespace, document_id=document_id)
+        with audited("documents.add", namespace, [document_id]) as line:
+            p = scoped(ctx, namespace, write=True)
+            line.key = p.name
+            try:
+                doc = TextDocument(id=document_id, text=text, title=title).document()
+            except ValueError as e:
+                raise Refusal(422, one_line(e)) from None
+            job = await call(lambda c: jobs.submit(c, namespace, [doc], p))
+            line.status = 202
+            return job.model_dump()
 
     @server.tool()
     async def ingest_status(job_id: str, ctx: Context[Any, Any]) -> dict[str, Any]:
         """An ingest job's state and progress (passages done of total), errors and tokens."""
+        args(job_id=job_id)
         p = principal(ctx)  # the key is checked before anything about the job is told
         job = await call(lambda c: jobs.get(c, job_id, p))
         return job.model_dump()
@@ -184,6 +205,7 @@ def build_mcp(
         namespace: str, ctx: Context[Any, Any], offset: int = 0, limit: int = 100
     ) -> dict[str, Any]:
         """A namespace's documents with their passage counts."""
+        args(namespace=namespace)
         scoped(ctx, namespace)
         lim = max(1, min(int(limit), 1000))
         page = await call(lambda c: c.documents(namespace, max(0, offset), lim))
@@ -194,9 +216,11 @@ def build_mcp(
         namespace: str, document_id: str, ctx: Context[Any, Any]
     ) -> dict[str, Any]:
         """Remove a document and its passages from a namespace."""
-        scoped(ctx, namespace, write=True)
-        n = await call(lambda c: views.delete_document(c, namespace, document_id))
-        return {"namespace": namespace, "document": document_id, "passages": n}
+        args(namespace=namespace, document_id=document_id)
+        with audited("documents.delete", namespace, [document_id]) as line:
+            line.key = scoped(ctx, namespace, write=True).name
+            n = await call(lambda c: views.delete_document(c, namespace, document_id))
+            return {"namespace": namespace, "document": document_id, "passages": n}
 
     @server.tool()
     async def concept_neighbourhood(
@@ -204,6 +228,7 @@ def build_mcp(
     ) -> dict[str, Any]:
         """A concept's neighbourhood: the passages and concepts around it, bounded by depth
         (1-3) and node count (1-500)."""
+        args(namespace=namespace, concept=concept)
         who = scoped(ctx, namespace)
         d, n = max(1, min(int(depth), 3)), max(1, min(int(max_nodes), 500))
         g = await call(
@@ -259,8 +284,17 @@ async def _ask_streamed_mcp(
         task.add_done_callback(streaming._consume)
 
 
-def _question(question: str, limit: int) -> None:
-    try:
-        check_question(question, limit)
-    except ServiceError as e:
-        raise ToolError(f"{e.type}: {e.message}") from None
+class Refusal(ToolError, TeragError):
+    """A tool's error with the HTTP status the same call would get (for its audit line)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def refusal(e: TeragError) -> Refusal:
+    """A service or project error as the tool's one-line error."""
+    if isinstance(e, ServiceError):
+        return Refusal(e.status, f"{e.type}: {e.message}")
+    status, type_ = status_for(e)
+    return Refusal(status, f"{type_}: {public_message(e)}")

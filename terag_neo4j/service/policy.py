@@ -15,6 +15,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from terag_neo4j.errors import echo
 from terag_neo4j.service.settings import Principal
 
 KIB = 1024
@@ -119,7 +120,7 @@ def host_refusal(headers: Mapping[str, str], allowed: frozenset[str] | None) -> 
     if allowed is None or host is None or host_name(host) in allowed:
         return None
     return (
-        f"Host {host!r} is not one this service answers to: add its name to "
+        f"Host {echo(host)} is not one this service answers to: add its name to "
         "TERAG_ALLOWED_HOSTS if it should be"
     )
 
@@ -139,7 +140,7 @@ def origin_refusal(
         if origin.lower() == own or origin in cors or "*" in cors:
             return None
         return (
-            f"cross-origin {method} from {origin!r} refused: add the origin to "
+            f"cross-origin {method} from {echo(origin)} refused: add the origin to "
             "TERAG_CORS_ORIGINS to allow it"
         )
     if headers.get("sec-fetch-site", "").lower() == "cross-site":

@@ -8,14 +8,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 from fastapi import APIRouter, File, Query, Request, UploadFile
+from fastapi import Path as PathParam
 
 from terag_neo4j import namespace_views as views
 from terag_neo4j.core.results import DocumentPage
+from terag_neo4j.errors import echo
 from terag_neo4j.service.auth import ReadNamespace, WriteNamespace
 from terag_neo4j.service.deps import ERRORS, JOB_ERRORS, ParsingDep, RuntimeDep
 from terag_neo4j.service.http_errors import ServiceError
 from terag_neo4j.service.routes_jobs import submit
-from terag_neo4j.service.schemas import Deleted, Job, TextsRequest
+from terag_neo4j.service.schemas import ID_MAX_CHARS, Deleted, Job, TextsRequest
 
 if TYPE_CHECKING:
     from terag_neo4j.core.documents import Document
@@ -70,7 +72,7 @@ async def upload(
     seen: set[str] = set()
     for d in docs:
         if d.id in seen:
-            raise ServiceError(422, f"documents: id {d.id!r} twice in the uploaded files")
+            raise ServiceError(422, f"documents: id {echo(d.id)} twice in the uploaded files")
         seen.add(d.id)
     if not docs:
         raise ServiceError(422, "no documents in the uploaded files")
@@ -99,7 +101,11 @@ async def list_documents(
     tags=["documents"],
     responses=ERRORS,
 )
-async def delete_document(rt: RuntimeDep, namespace: WriteNamespace, document_id: str) -> Deleted:
+async def delete_document(
+    rt: RuntimeDep,
+    namespace: WriteNamespace,
+    document_id: Annotated[str, PathParam(max_length=ID_MAX_CHARS)],
+) -> Deleted:
     """Remove a document and its passages; 404 if the namespace has no such document."""
     n = await rt.call(lambda c: views.delete_document(c, namespace, document_id))
     return Deleted(namespace=namespace, document=document_id, passages=n)

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Path, Query
 
 from terag_neo4j.core.results import Neighbourhood, WhyRetrieved
 from terag_neo4j.service.asking import check_question
 from terag_neo4j.service.auth import ReadNamespace
 from terag_neo4j.service.deps import ERRORS, RuntimeDep
 from terag_neo4j.service.reads import as_reader
+from terag_neo4j.service.schemas import CONCEPT_MAX_CHARS, PASSAGE_ID_MAX_CHARS
 
 router = APIRouter(prefix="/v1")
 
@@ -25,7 +26,7 @@ router = APIRouter(prefix="/v1")
 async def why_retrieved(
     rt: RuntimeDep,
     namespace: ReadNamespace,
-    passage_id: str,
+    passage_id: Annotated[str, Path(max_length=PASSAGE_ID_MAX_CHARS)],
     question: Annotated[str, Query(min_length=1)],
     top_k: Annotated[int, Query(ge=1, le=100)] = 5,
 ) -> WhyRetrieved:
@@ -41,7 +42,9 @@ async def why_retrieved(
 async def concept_graph(
     rt: RuntimeDep,
     namespace: ReadNamespace,
-    concept: Annotated[str, Query(min_length=1, max_length=200, examples=["Ferdinand Porsche"])],
+    concept: Annotated[
+        str, Query(min_length=1, max_length=CONCEPT_MAX_CHARS, examples=["Ferdinand Porsche"])
+    ],
     depth: Annotated[int, Query(ge=1, le=3)] = 1,
     max_nodes: Annotated[int, Query(ge=1, le=500)] = 50,
 ) -> Neighbourhood:

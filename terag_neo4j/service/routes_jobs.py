@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from fastapi import APIRouter, Request, Response
 
+from terag_neo4j.errors import echo
 from terag_neo4j.service.audit import audit_note
 from terag_neo4j.service.auth import Caller, authenticate
 from terag_neo4j.service.deps import ERRORS, JobsDep, RuntimeDep, jobs, runtime
@@ -25,7 +26,7 @@ def _check_sizes(docs: list[Document]) -> None:
         if len(d.text) > MAX_DOCUMENT_CHARS:
             raise ServiceError(
                 413,
-                f"document {d.id!r} has {len(d.text):,} characters, over the "
+                f"document {echo(d.id)} has {len(d.text):,} characters, over the "
                 f"{MAX_DOCUMENT_CHARS:,} limit; split it",
             )
 

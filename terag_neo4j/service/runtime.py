@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from terag_neo4j.errors import TeragError
 from terag_neo4j.service.admission import Admission
 from terag_neo4j.service.auth import CALLER
-from terag_neo4j.service.http_errors import ServiceError
+from terag_neo4j.service.http_errors import ServiceError, without_addresses
 from terag_neo4j.service.settings import ServiceSettings
 
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ class Runtime:
     @property
     def client(self) -> TeragClient:
         if not self.warm or self._client is None:
-            why = f": {self.startup_error}" if self.startup_error else ""
+            why = f": {without_addresses(self.startup_error)}" if self.startup_error else ""
             raise ServiceError(503, f"starting: not ready yet{why}", headers={"Retry-After": "5"})
         return self._client
 

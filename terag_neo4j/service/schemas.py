@@ -19,6 +19,10 @@ if TYPE_CHECKING:
     from terag_neo4j.core.documents import Document
 
 NAMESPACE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
+# A document's id, and a passage's (the document's id with its '%' and '#' escaped, and '#n')
+ID_MAX_CHARS = 512
+PASSAGE_ID_MAX_CHARS = 3 * ID_MAX_CHARS + 16
+CONCEPT_MAX_CHARS = 200  # a concept's name, as the graph route and the MCP tool take it
 # A question's length is bounded by the service's TERAG_MAX_QUESTION_CHARS alone (checked in
 # asking.check_question for HTTP and MCP alike), not by these models.
 
@@ -83,7 +87,7 @@ class NamespaceCreate(Model):
 
 class TextDocument(Model):
     model_config = ConfigDict(extra="forbid")
-    id: str = Field(min_length=1, max_length=512, examples=["notes/beetle.md"])
+    id: str = Field(min_length=1, max_length=ID_MAX_CHARS, examples=["notes/beetle.md"])
     text: str = Field(min_length=1, examples=["The Beetle was designed by Ferdinand Porsche."])
     title: str = Field(default="", max_length=1000)
     # As `terag index` reads files (what `terag index --url` sends): where the text was read

@@ -6,7 +6,7 @@ import re
 import unicodedata
 
 from terag_neo4j.core.concepts import Concept
-from terag_neo4j.errors import TeragError
+from terag_neo4j.errors import TeragError, echo
 
 NAMESPACE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # always used with fullmatch
 
@@ -18,7 +18,8 @@ class InvalidNamespace(TeragError, ValueError):
 def check_namespace(namespace: str) -> str:
     if not isinstance(namespace, str) or not NAMESPACE_RE.fullmatch(namespace):
         raise InvalidNamespace(
-            f"invalid namespace {namespace!r}: use 1-64 letters, digits, '_' or '-', starting with a letter or digit"
+            f"invalid namespace {echo(namespace)}: use 1-64 letters, digits, '_' or '-', "
+            "starting with a letter or digit"
         )
     return namespace
 
