@@ -150,28 +150,35 @@ SHUTDOWN_GRACE_S = 10
 EXIT_WAIT_S = 5.0  # then for the interpreter's own exit (its worker threads joined)
 
 
+def server_options(service: ServiceSettings) -> dict[str, Any]:
+    """uvicorn's settings for the service: its guarded HTTP/1.1 protocol (`connections`), no
+    WebSocket protocol, the file limit raised, and the shutdown grace."""
+    files = raise_file_limit()
+    protocol = guarded_protocol(service.max_connections_per_client, max(64, files - SPARE_FDS))
+    return {
+        "host": service.host,
+        "port": service.port,
+        "log_level": "info",
+        "log_config": None,  # uvicorn's lines go to the root handlers, in the one format
+        "proxy_headers": False,
+        "timeout_graceful_shutdown": SHUTDOWN_GRACE_S,
+        "http": protocol,
+        # No WebSocket route: an upgrade is answered as the plain request it is, and the
+        # connection stays this protocol's, whose end gives its slot back
+        "ws": "none",
+        "backlog": BACKLOG,
+    }
+
+
 def serve(service: ServiceSettings, settings: Settings | None = None, **uvicorn_kw: Any) -> None:
     """Run the service with uvicorn until interrupted."""
     import uvicorn
 
     configure_logging(service.log_format)
     app = create_app(service, settings)
-    files = raise_file_limit()
-    protocol = guarded_protocol(service.max_connections_per_client, max(64, files - SPARE_FDS))
     code = 0
     try:
-        uvicorn.run(
-            app,
-            host=service.host,
-            port=service.port,
-            log_level="info",
-            log_config=None,  # uvicorn's lines go to the root handlers, in the one format
-            proxy_headers=False,
-            timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
-            http=protocol,
-            backlog=BACKLOG,
-            **uvicorn_kw,
-        )
+        uvicorn.run(app, **{**server_options(service), **uvicorn_kw})
     except KeyboardInterrupt:  # a SIGINT uvicorn did not take (at start); SIGTERM ends in uvicorn
         code = 130
         raise

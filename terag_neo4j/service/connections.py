@@ -83,6 +83,11 @@ def guarded_protocol(per_client: int, max_connections: int) -> type[H11Protocol]
         _host: str | None = None
         _deadline: asyncio.TimerHandle | None = None
 
+        @staticmethod
+        def slots_held() -> int:
+            """The connections counted against their addresses now, over every server."""
+            return sum(sum(c.values()) for c in held.values())
+
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             counts = held.setdefault(self.server_state, Counter())
@@ -98,6 +103,11 @@ def guarded_protocol(per_client: int, max_connections: int) -> type[H11Protocol]
                 self._arm()
 
         def connection_lost(self, exc: Exception | None) -> None:
+            self._release()
+            super().connection_lost(exc)
+
+        def _release(self) -> None:
+            """The connection's slot given back, once, however the connection ends."""
             self._disarm()
             if self._host is not None:
                 counts = held[self.server_state]
@@ -105,7 +115,18 @@ def guarded_protocol(per_client: int, max_connections: int) -> type[H11Protocol]
                 if counts[self._host] <= 0:
                     del counts[self._host]
                 self._host = None
-            super().connection_lost(exc)
+
+        def handle_websocket_upgrade(self, event: Any) -> None:
+            # The socket goes to another protocol object, whose end this one never hears of:
+            # 64 upgrades from one address held its slots until restart. The service runs
+            # with ws="none" (it has no WebSocket route), so this is the second lock.
+            self._release()
+            super().handle_websocket_upgrade(event)
+
+        def _unsupported_upgrade_warning(self) -> None:
+            # uvicorn logs two lines per request that asks for an upgrade; a caller without a
+            # key could write the log at will. The request is answered as a plain one.
+            pass
 
         def handle_events(self) -> None:
             cycle = self.cycle
