@@ -40,6 +40,9 @@ WRITES: dict[tuple[str, str], str] = {
     ("DELETE", "/v1/jobs/{job_id}"): "job.cancel",
 }
 _NOTE = "terag_audit"
+# Set on a request's scope when its refusal writes no line: the front door's throttle of
+# requests without a key (else each refused write would log one, at the caller's pace)
+UNAUDITED = "terag.unaudited"
 
 
 def write_action(method: str, route: str) -> str | None:
@@ -74,6 +77,8 @@ def _key_id(scope: Scope) -> str | None:
 
 
 def audit_write(scope: Scope, action: str, status: int) -> None:
+    if scope.get(UNAUDITED):
+        return
     state = scope.get("state")
     note: dict[str, Any] = (state or {}).get(_NOTE) or {}
     params: dict[str, Any] = scope.get("path_params") or {}

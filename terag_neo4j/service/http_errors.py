@@ -113,13 +113,18 @@ def without_known(text: str) -> str:
 
 def without_addresses(text: str) -> str:
     """`text` with each word that is a URI (`bolt://user@host:7687`) or a `host:port` put as
-    `<address>`: a 503 tells a caller that something is down, not where it lives."""
-    words = text.split(" ")
+    `<address>`: a 503 tells a caller that something is down, not where it lives. At most
+    `MAX_PUBLIC_CHARS` characters come out, so only the first ten times that are read."""
+    words = text[: 10 * MAX_PUBLIC_CHARS].split(" ")
     for i, w in enumerate(words):
         host, colon, port = w.strip("()[]'\",;.").rpartition(":")
         if "://" in w or (colon and host and port.isdigit()):
             words[i] = "<address>"
-    return " ".join(words)
+    return _cut(" ".join(words))
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_PUBLIC_CHARS else text[: MAX_PUBLIC_CHARS - 3] + "..."
 
 
 def public_message(e: BaseException) -> str:
@@ -130,8 +135,7 @@ def public_message(e: BaseException) -> str:
     if status == 503:
         store = any(cls.__name__ == "GraphStoreError" for cls in type(e).__mro__)
         return STORE_DOWN if store else OTHER_DOWN
-    text = without_known(str(e))
-    return text if len(text) <= MAX_PUBLIC_CHARS else text[: MAX_PUBLIC_CHARS - 3] + "..."
+    return _cut(without_known(str(e)))
 
 
 def error_body(type_: str, message: str) -> dict[str, Any]:

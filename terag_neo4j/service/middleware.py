@@ -16,9 +16,12 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from terag_neo4j.errors import TeragError
+from terag_neo4j.service.audit import UNAUDITED
 from terag_neo4j.service.auth import CALLER, authenticate, authorize
 from terag_neo4j.service.http_errors import ServiceError, error_body
 from terag_neo4j.service.policy import (
+    UNTHROTTLED,
+    AddressThrottle,
     RateLimiter,
     Rule,
     allowed_hosts,
@@ -79,6 +82,7 @@ class FrontDoor:
         self.hosts = allowed_hosts(service.host, service.allowed_hosts)
         self.cors = frozenset(service.cors_origins)
         self.rates = RateLimiter(service.rate_limit)
+        self.anonymous = AddressThrottle()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -102,13 +106,21 @@ class FrontDoor:
         """The caller, or a ServiceError saying why not; None for a public route."""
         why = host_refusal(headers, self.hosts)
         if why:
+            self.throttle(scope)
             raise ServiceError(400, why)
         why = origin_refusal(scope["method"], headers, scope.get("scheme", "http"), self.cors)
         if why:
+            self.throttle(scope)
             raise ServiceError(403, why)
         if rule.public:
+            if scope["path"] not in UNTHROTTLED:
+                self.throttle(scope)
             return None
-        principal = authenticate(self.keys, headers)
+        try:
+            principal = authenticate(self.keys, headers)
+        except ServiceError:
+            self.throttle(scope)
+            raise
         if rule.namespace is not None:
             authorize(principal, rule.namespace, rule.write)
         wait = self.rates.take(principal)
@@ -122,6 +134,20 @@ class FrontDoor:
                 headers={"Retry-After": retry_after(wait)},
             )
         return principal
+
+    def throttle(self, scope: Scope) -> None:
+        """A request without a valid key: 429 once its address is past `AddressThrottle`'s
+        rate, with no audit line (a refused write would write one each)."""
+        client = scope.get("client")
+        wait = self.anonymous.take(str(client[0]) if client else "")
+        if wait > 0:
+            scope[UNAUDITED] = True
+            raise ServiceError(
+                429,
+                "too many requests without a valid key from this address; retry after "
+                f"{retry_after(wait)} s",
+                headers={"Retry-After": retry_after(wait)},
+            )
 
     @staticmethod
     def check_body(scope: Scope, headers: dict[str, str], rule: Rule) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -182,3 +183,46 @@ class RateLimiter:
 
 def retry_after(seconds: float) -> str:
     return str(max(1, math.ceil(seconds)))
+
+
+# Requests without a valid key, per client address: a public route (/v1/ready, the console's
+# files, the API's description), or one refused for its key, Host or Origin. Enough for a
+# browser loading the console and monitors polling readiness; far below what a flood needs.
+# Constants, not settings: behind a proxy every user shares its address, and the bound is
+# still a hundred pages a second. /v1/health is never throttled (it costs nothing, and a
+# probe must see it answer).
+ANON_RATE = 20.0  # requests a second
+ANON_BURST = 100.0
+ANON_ADDRESSES = 10_000  # addresses remembered; the one seen least recently goes first
+UNTHROTTLED = frozenset({"/v1/health"})
+
+
+class AddressThrottle:
+    """A token bucket per client address, for requests that carry no valid key; its table
+    holds at most `size` addresses, so a caller with many addresses cannot grow it."""
+
+    def __init__(
+        self, rate: float = ANON_RATE, burst: float = ANON_BURST, size: int = ANON_ADDRESSES
+    ) -> None:
+        self.rate, self.burst, self.size = rate, burst, size
+        # address -> (tokens, when counted), least recently seen first; only the event loop
+        # touches it
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._buckets)
+
+    def take(self, address: str) -> float:
+        """0 when the request may go ahead (a token taken), else the seconds until it may."""
+        now = time.monotonic()
+        tokens, at = self._buckets.pop(address, (self.burst, now))
+        tokens = min(self.burst, tokens + (now - at) * self.rate)
+        wait = 0.0
+        if tokens >= 1.0:
+            tokens -= 1.0
+        else:
+            wait = (1.0 - tokens) / self.rate
+        self._buckets[address] = (tokens, now)
+        while len(self._buckets) > self.size:
+            self._buckets.popitem(last=False)
+        return wait
