@@ -15,7 +15,8 @@ import asyncio
 import contextlib
 import json
 import socket
-import threading
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -27,7 +28,7 @@ import httpx2
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from terag_neo4j.service.policy import ANON_BURST
+from terag_neo4j.service.policy import ANON_BURST, ANON_RATE
 from tests.adversarial.conftest import rss_mib
 from tests.service.conftest import KEY_ALL, KEY_B, Service
 
@@ -64,7 +65,37 @@ def raw_from(service: Service, address: str, request: bytes) -> bytes:
 def audit_lines(service: Service) -> list[dict[str, Any]]:
     """The service's audit lines so far, from its log (its stdout, a file)."""
     text = Path(f"/proc/{service.pid}/fd/1").read_text(errors="replace")
-    return [json.loads(line.split(AUDIT, 1)[1]) for line in text.splitlines() if AUDIT in line]
+    decode = json.JSONDecoder().raw_decode  # the text format ends a line with its request id
+    return [decode(line.split(AUDIT, 1)[1])[0] for line in text.splitlines() if AUDIT in line]
+
+
+def flood(service: Service, address: str, request: bytes, n: int) -> tuple[list[int], float, bytes]:
+    """`n` copies of `request`, pipelined on one connection from `address` (as fast as the
+    service reads them): their statuses, the seconds they took, and the last reply."""
+    parts = urlsplit(service.url)
+    assert parts.port is not None
+    statuses: list[int] = []
+    t = time.monotonic()
+    with socket.create_connection((parts.hostname, parts.port), 60, (address, 0)) as s:
+        s.sendall(request * n)
+        data = b""
+        while len(statuses) < n:
+            while b"\r\n\r\n" not in data:
+                chunk = s.recv(65536)
+                assert chunk, f"closed after {len(statuses)} replies"
+                data += chunk
+            head, _, data = data.partition(b"\r\n\r\n")
+            statuses.append(int(head[9:12]))
+            length = next(
+                int(line.split(b":", 1)[1])
+                for line in head.lower().split(b"\r\n")
+                if line.startswith(b"content-length:")
+            )
+            while len(data) < length:
+                data += s.recv(65536)
+            last = head + b"\r\n\r\n" + data[:length]
+            data = data[length:]
+    return statuses, time.monotonic() - t, last
 
 
 @contextlib.asynccontextmanager
@@ -82,32 +113,43 @@ def text_of(result: Any) -> str:
     return " ".join(getattr(c, "text", "") for c in result.content)
 
 
+WATCH = """
+import json, sys, threading, time, httpx
+took, stop = [], threading.Event()
+threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
+with httpx.Client(transport=httpx.HTTPTransport(local_address="127.0.0.9")) as http:
+    http.get(sys.argv[1] + "/v1/health", timeout=30)  # the connection made: not a probe
+    while not stop.is_set():
+        t = time.monotonic()
+        try:
+            ok = http.get(sys.argv[1] + "/v1/health", timeout=5).status_code == 200
+        except httpx.HTTPError:
+            ok = False
+        took.append(time.monotonic() - t if ok else 1e9)
+        stop.wait(0.1)
+print(json.dumps(took))
+"""
+
+
 @contextlib.contextmanager
 def health_watch(service: Service) -> Iterator[list[float]]:
-    """/v1/health probed every 0.1 s (from 127.0.0.9) while the block runs: each answer's
-    seconds, inf for none within 5 s or not 200."""
+    """/v1/health probed every 0.1 s while the block runs, from another process (this one's
+    own work does not delay the probes) and address: each answer's seconds, 1e9 for none
+    within 5 s or not 200."""
     took: list[float] = []
-    stop = threading.Event()
-
-    def watch() -> None:
-        with http_from("127.0.0.9") as http:
-            while not stop.is_set():
-                t = time.monotonic()
-                try:
-                    ok = http.get(f"{service.url}/v1/health", timeout=5).status_code == 200
-                except httpx.HTTPError:
-                    ok = False
-                took.append(time.monotonic() - t if ok else float("inf"))
-                stop.wait(0.1)
-
-    th = threading.Thread(target=watch, daemon=True)
-    th.start()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WATCH, service.url],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(1.0)  # started, and probing
     try:
         yield took
     finally:
         time.sleep(0.5)
-        stop.set()
-        th.join(10)
+        out, _ = proc.communicate("", timeout=30)
+        took.extend(json.loads(out))
 
 
 def test_an_mcp_argument_of_a_megabyte_is_refused_at_once(service: Service) -> None:
@@ -119,12 +161,19 @@ def test_an_mcp_argument_of_a_megabyte_is_refused_at_once(service: Service) -> N
             )
             return got, time.monotonic() - t
 
+    with health_watch(service) as quiet:
+        time.sleep(3)
     with health_watch(service) as health:
         result, took = asyncio.run(attack())
     assert result.is_error and took < 5, took
     text = text_of(result)
     assert "namespace" in text and len(text) < 300 and "\n" not in text, text[:300]
-    assert health and max(health) < 1.0, f"/v1/health: slowest {max(health):.2f} s"
+    # Within a second throughout (the machine's own stalls, as seen before the attack, aside);
+    # before, the process answered nothing for the minutes the regex ran
+    slowest = max(health)
+    assert health and slowest < 1.0 + max(quiet), (
+        f"/v1/health: {slowest:.2f} s, {max(quiet):.2f} s quiet"
+    )
 
 
 def test_upgrade_requests_do_not_lock_an_address_out(service: Service) -> None:
@@ -160,29 +209,27 @@ def test_made_up_methods_do_not_grow_the_service(service: Service) -> None:
 def test_requests_without_a_key_are_throttled_and_write_few_audit_lines(
     service: Service,
 ) -> None:
-    n = int(ANON_BURST * 3)
+    n = int(ANON_BURST * 6)
+    get = b"GET /v1/version HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    statuses, took, last = flood(service, "127.0.0.4", get, n)
+    # At most a burst and the rate's worth went through; the rest got 429
+    assert set(statuses) == {200, 429}, set(statuses)
+    assert statuses.count(200) <= ANON_BURST + ANON_RATE * took + 8, (statuses.count(200), took)
+    assert last.startswith(b"HTTP/1.1 429") and b"\r\nretry-after: " in last.lower()
+    assert b"without a valid key" in last
     with http_from("127.0.0.4") as http:
-        statuses = [http.get(f"{service.url}/v1/version").status_code for _ in range(n)]
-        assert statuses[: int(ANON_BURST * 0.9)] == [200] * int(ANON_BURST * 0.9)
-        assert statuses.count(429) > n / 3, statuses
-        last = http.get(f"{service.url}/v1/version")
-        assert last.status_code == 429 and int(last.headers["retry-after"]) >= 1
-        assert "without a valid key" in last.json()["error"]["message"]
         # liveness is never throttled, and a key is not held to the address's bucket
         assert http.get(f"{service.url}/v1/health").status_code == 200
         keyed = http.get(f"{service.url}/v1/namespaces", headers={"X-API-Key": KEY_ALL})
         assert keyed.status_code == 200
     # Refused writes without a key: an audit line each only within the rate
     before = len(audit_lines(service))
-    path = f"{service.url}/v1/namespaces/{service.ns_b}/documents/nothing"
-    with http_from("127.0.0.5") as http:
-        t = time.monotonic()
-        refused = [http.delete(path).status_code for _ in range(n)]
-        elapsed = time.monotonic() - t
-    assert set(refused) == {401, 429} and refused.count(429) > n / 3
+    delete = f"DELETE /v1/namespaces/{service.ns_b}/documents/nothing HTTP/1.1\r\n"
+    refused, took, _ = flood(service, "127.0.0.5", (delete + "Host: 127.0.0.1\r\n\r\n").encode(), n)
+    assert set(refused) == {401, 429}, set(refused)
     time.sleep(0.5)
     written = len(audit_lines(service)) - before
-    assert written <= ANON_BURST + 20 * elapsed + 5, (written, n, elapsed)
+    assert written <= ANON_BURST + ANON_RATE * took + 8, (written, n, took)
 
 
 def test_an_mcp_write_shows_in_the_audit_log(service: Service) -> None:
