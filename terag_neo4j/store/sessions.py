@@ -128,7 +128,7 @@ class TimedSession:
 
     def run(self, query: Any, parameters: dict[str, Any] | None = None, **kwargs: Any) -> Any:
         if isinstance(query, str):
-            query = neo4j.Query(query, timeout=self._timeout_s)  # type: ignore[arg-type]
+            query = neo4j.Query(query, timeout=self._timeout_s)
         return self._session.run(query, parameters, **kwargs)
 
     def _timed(self, fn: Callable[..., T]) -> Callable[..., T]:
