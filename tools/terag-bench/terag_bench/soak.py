@@ -359,11 +359,13 @@ def _faults(
     seconds: float, services: Services, restart_neo4j: Callable[[], None] | None
 ) -> list[tuple[float, str, Callable[[], None]]]:
     """When each fault happens (fractions of the run): kill -9 of service 0 at a quarter and at
-    three quarters (started again at once), the Neo4j restart at half."""
+    three quarters (started again at once, not waited for), the Neo4j restart at half."""
 
     def kill_and_restart() -> None:
+        # Started again at once, ready when it is: traffic meanwhile meets a refused connection
+        # or its 503 while it loads, as clients of a crashed replica would
         services.kill(0)
-        services.start(0)
+        services.start(0, wait=False)
 
     out = [(0.25 * seconds, "kill -9 service 0", kill_and_restart)]
     if restart_neo4j is not None:
@@ -461,6 +463,7 @@ def cmd_bench_soak(args: argparse.Namespace) -> int:
         result["traffic_s"] = round(time.monotonic() - traffic.t0, 1)
         result["faults"] = faults
         write_result(args.out, args.name, result)  # what is measured survives a later failure
+        services.wait(0)  # the last restart is up before the end's RSS
         unfinished = _settle(traffic, keys, args.settle)
         result["rss_end_mib"] = [services.rss_mib(0), services.rss_mib(1)]
         result["service_pids"] = services.pids
