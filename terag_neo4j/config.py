@@ -60,6 +60,9 @@ class Settings(BaseSettings):
     neo4j_database: str = Field(default="neo4j", validation_alias=AliasChoices("NEO4J_DATABASE"))
     # Bounds every Neo4j call: connection timeouts and the driver's transaction retries fit in it.
     neo4j_timeout_s: float = Field(default=30.0, gt=0)
+    # Ends any one statement or transaction on the server (set from the client, per statement):
+    # nothing a caller asks can hold a Neo4j transaction, its locks and memory, for ever.
+    neo4j_statement_timeout_s: float = Field(default=300.0, gt=0)
 
     # --- Ollama ---
     ollama_host: str = Field(

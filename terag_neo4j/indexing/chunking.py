@@ -8,9 +8,11 @@ sentences with the previous passage of the same paragraph. Only a sentence longe
 is cut inside, at word boundaries, into overlapping token windows (`chunk_text`).
 
 Every step is linear in the text (a million one-line paragraphs chunk in seconds), reads the
-text in pieces (a section's sentences are sized a block at a time, in one tokenizer call each:
-`token_counts`) and asks `should_stop` between them, so a cancel is seen within a fraction of a
-second; the passages come out as they are made, so a caller can stop at a passage limit.
+text in pieces (a section's sentences are sized a block of bounded length at a time, in one
+tokenizer call each: `token_counts`; a sentence longer than a passage is tokenized a piece at a
+time) and asks `should_stop` between them, so a cancel is seen within a fraction of a second,
+even inside one sentence of megabytes; the passages come out as they are made, so a caller can
+stop at a passage limit.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from itertools import islice
 
 from terag_neo4j.config import SettingsError
 from terag_neo4j.core.documents import ShouldStop, stop_if_asked
@@ -32,6 +33,10 @@ HEADING_MAX_WORDS = 12
 # Lines, sentences or passages between two looks at `should_stop`: each a few milliseconds.
 STOP_EVERY = 1000
 SIZE_BLOCK = 2000  # sentences sized per tokenizer call
+# Characters per tokenizer call, in a block of sentences and in a sentence too long for a
+# passage: at most 0.1 s of CPU each (the Rust tokenizer does about 1 MB/s here, holding the
+# GIL), so the lease heartbeat and a cancel never wait long behind one call.
+TOKENIZE_CHARS = 50_000
 # A sentence ends at . ! or ? (and closing quotes or brackets) before a capital or a digit.
 # The closing quotes or brackets stay with the sentence: only the whitespace (group 1) is a cut.
 _SENTENCE_END = re.compile(
@@ -135,24 +140,52 @@ def iter_sections(text: str, should_stop: ShouldStop | None = None) -> Iterator[
     yield from out
 
 
-def _token_offsets(text: str, tokenizer: object) -> list[tuple[int, int]]:
-    # verbose=False: no "Token indices sequence length is longer than the specified maximum"
-    # warning; a document longer than the model's window is exactly what chunking is for.
-    enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)  # type: ignore[operator]
-    return list(enc["offset_mapping"])
+def _token_offsets(
+    text: str, tokenizer: object, should_stop: ShouldStop | None = None
+) -> list[tuple[int, int]]:
+    """The (start, end) of every token of `text`. A text over `TOKENIZE_CHARS` is tokenized a
+    piece at a time, each piece ending at whitespace (tokenizers split there, so the tokens are
+    those of the whole), asking `should_stop` before each."""
+    out: list[tuple[int, int]] = []
+    start = 0
+    while start < len(text):
+        end = len(text)
+        if end - start > TOKENIZE_CHARS:
+            limit = start + TOKENIZE_CHARS
+            # The last whitespace of the piece's second half; a run without any is cut hard
+            # (one "word" of 50,000 characters is a single unknown token either way)
+            cut = max(text.rfind(" ", start + TOKENIZE_CHARS // 2, limit), -1)
+            end = cut if cut > start else limit
+        if start:
+            stop_if_asked(should_stop, "chunking")
+        # verbose=False: no "Token indices sequence length is longer than the specified maximum"
+        # warning; a document longer than the model's window is exactly what chunking is for.
+        enc = tokenizer(  # type: ignore[operator]
+            text[start:end], add_special_tokens=False, return_offsets_mapping=True, verbose=False
+        )
+        out += [(a + start, b + start) for a, b in enc["offset_mapping"]]
+        start = end
+    return out
 
 
-def chunk_text(text: str, max_tokens: int, overlap: int, tokenizer: object) -> list[str]:
+def chunk_text(
+    text: str,
+    max_tokens: int,
+    overlap: int,
+    tokenizer: object,
+    should_stop: ShouldStop | None = None,
+) -> list[str]:
     """`text` in windows of at most `max_tokens` tokens, `overlap` tokens shared.
 
     Windows are cut from the original string by character offsets, so nothing is re-spelled by
     decoding, and each cut is moved back to the nearest whitespace so words stay whole.
+    `should_stop` is asked between the tokenizer's pieces of a long text.
     """
     if max_tokens <= 0:
         raise SettingsError("max_tokens must be positive")
     if not 0 <= overlap < max_tokens:
         raise SettingsError("overlap must be >= 0 and smaller than max_tokens")
-    offsets = _token_offsets(text, tokenizer)
+    offsets = _token_offsets(text, tokenizer, should_stop)
     max_chars = max_tokens * MAX_CHARS_PER_TOKEN
     if len(offsets) <= max_tokens:
         return cap_chars(text.strip(), max_chars) if text.strip() else []
@@ -253,13 +286,27 @@ class _Units:
             j += 1
         return True
 
+    def _block(self) -> list[tuple[int, str]]:
+        """The next sentences to size: up to `SIZE_BLOCK` of them and `TOKENIZE_CHARS`
+        characters (a block of long sentences is a long tokenizer call); sets `done` at the end.
+        Passages do not depend on where blocks end: packing reads on until it has what it needs."""
+        found: list[tuple[int, str]] = []
+        chars = 0
+        for item in self.pending:
+            found.append(item)
+            chars += len(item[1])
+            if len(found) == SIZE_BLOCK or chars >= TOKENIZE_CHARS:
+                return found
+        self.done = True
+        return found
+
     def _size_block(self) -> None:
         stop_if_asked(self.should_stop, "chunking")
-        found = list(islice(self.pending, SIZE_BLOCK))
-        self.done = len(found) < SIZE_BLOCK
+        found = self._block()
         cap = self.max_tokens * MAX_CHARS_PER_TOKEN
         texts = [s for _, s in found]
-        counts = self.counter.counts(texts)
+        # A sentence over `cap` characters is cut into windows whatever its count: not counted
+        counts = self.counter.counts([t if len(t) <= cap else "" for t in texts])
         if not found or (max(counts) <= self.max_tokens and max(map(len, texts)) <= cap):
             self.para += [pi for pi, _ in found]  # every sentence fits a passage: the usual case
             self.text += texts
@@ -267,7 +314,10 @@ class _Units:
             return
         for (pi, sentence), n in zip(found, counts, strict=True):
             if n > self.max_tokens or len(sentence) > cap:
-                for w in chunk_text(sentence, self.max_tokens, self.overlap, self.tokenizer):
+                windows = chunk_text(
+                    sentence, self.max_tokens, self.overlap, self.tokenizer, self.should_stop
+                )
+                for w in windows:
                     self._add(pi, w, self.max_tokens)
             else:
                 self._add(pi, sentence, n)

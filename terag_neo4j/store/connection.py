@@ -53,6 +53,20 @@ class Neo4jTransientError(GraphStoreError):
     when run again; the server is not down."""
 
 
+class StatementTimedOut(GraphStoreError):
+    """Neo4j ended a statement or transaction that ran past its timeout (the store's
+    statement timeout, TERAG_NEO4J_STATEMENT_TIMEOUT_S): nothing of it was committed."""
+
+
+# The codes of a transaction the server ended at its timeout: the one a client sets
+# (Neo4j 5 and later) and the server's own `db.transaction.timeout`.
+TIMED_OUT_CODES = (
+    "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration",
+    "Neo.ClientError.Transaction.TransactionTimedOut",
+    "Neo.TransientError.Transaction.TransactionTimedOut",
+)
+
+
 class ClientClosed(GraphStoreError):
     """A call on a client (or store) after its `close()`."""
 
@@ -221,6 +235,12 @@ def translate(uri: str, e: BaseException) -> GraphStoreError | None:
     code = e.code or ""
     if isinstance(e, AuthError) or code in AUTH_CODES:
         return auth_refused(uri, e)
+    if code in TIMED_OUT_CODES:
+        return StatementTimedOut(
+            f"Neo4j at {uri} ended a statement that ran past its timeout, and nothing of it was "
+            f"committed ({code.rsplit('.', 1)[-1]}); TERAG_NEO4J_STATEMENT_TIMEOUT_S sets the "
+            "timeout, for bulk work on a very large namespace"
+        )
     if isinstance(e, TransientError) or code in TRANSIENT_CLIENT_CODES:
         return transient(uri, e)
     if code == "Neo.ClientError.Database.DatabaseNotFound":

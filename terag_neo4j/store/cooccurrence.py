@@ -140,7 +140,7 @@ class Cooccurrence:
         self.core.write_tx(mark("resetting"))
 
         def run() -> None:  # batched deletes: a retry continues where the last one stopped
-            with self.core.session() as s:
+            with self.core.session(timeout_s=self.core.bulk_timeout_s) as s:
                 for stmt in cypher_statements("reset_cooccurrence"):
                     s.run(stmt, namespace=namespace).consume()
 

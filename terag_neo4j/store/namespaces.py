@@ -80,7 +80,7 @@ class Namespaces:
         self.search_indexes.drop(namespace)
 
         def run() -> None:  # batched deletes: a retry continues where the last one stopped
-            with self.core.session() as s:
+            with self.core.session(timeout_s=self.core.bulk_timeout_s) as s:
                 for stmt in cypher_statements("drop_namespace"):
                     s.run(stmt, namespace=namespace).consume()
 

@@ -89,7 +89,9 @@ class SearchIndexes:
         }
 
         def run() -> None:
-            with self.core.session() as s:
+            # Waiting for the indexes may take INDEX_WAIT_S: longer than a statement may run
+            timeout = max(self.core.statement_timeout_s, INDEX_WAIT_S + 60)
+            with self.core.session(timeout_s=timeout) as s:
                 for stmt in cypher_statements("namespace_indexes"):
                     s.run(
                         stmt.replace("__LABEL__", label), dimensions=dimensions, **names

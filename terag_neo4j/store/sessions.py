@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Self, TypeVar
+from typing import Any, Self, TypeVar, cast
 
 import neo4j
 from neo4j import Driver, ManagedTransaction
@@ -107,6 +107,46 @@ def bump_version_tx(
     return int(rec["version"]) if rec else 0
 
 
+# How long one statement or transaction may run on the server unless the settings say otherwise
+STATEMENT_TIMEOUT_S: float = Settings.model_fields["neo4j_statement_timeout_s"].default
+# The batched deletes of a namespace's graph (`CALL ... IN TRANSACTIONS`: one statement over all
+# of a million-passage namespace's relationships) get an hour, or the statement timeout if longer
+BULK_TIMEOUT_S = 3600.0
+
+
+class TimedSession:
+    """A driver session whose every statement and transaction carries a server-side timeout:
+    `run` sends its text as a `Query` with one, and `execute_read` / `execute_write` give their
+    transaction function one (`neo4j.unit_of_work`), unless the caller set its own. The driver
+    passes it to the server with each BEGIN or RUN (`tx_timeout`), so it holds against any
+    Neo4j, whatever that server's own `db.transaction.timeout`; Neo4j ends a transaction past it
+    with `Neo.ClientError.Transaction.TransactionTimedOut`. Everything else is the session's."""
+
+    def __init__(self, session: neo4j.Session, timeout_s: float) -> None:
+        self._session = session
+        self._timeout_s = timeout_s
+
+    def run(self, query: Any, parameters: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+        if isinstance(query, str):
+            query = neo4j.Query(query, timeout=self._timeout_s)
+        return self._session.run(query, parameters, **kwargs)
+
+    def _timed(self, fn: Callable[..., T]) -> Callable[..., T]:
+        if getattr(fn, "timeout", None) is not None:
+            return fn
+        timed: Callable[..., T] = neo4j.unit_of_work(timeout=self._timeout_s)(fn)
+        return timed
+
+    def execute_read(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        return self._session.execute_read(self._timed(fn), *args, **kwargs)
+
+    def execute_write(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        return self._session.execute_write(self._timed(fn), *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._session, name)
+
+
 class StoreCore:
     def __init__(
         self,
@@ -117,6 +157,7 @@ class StoreCore:
         uri: str | None = None,
         cooccurrence: str = COOCCURRENCE_DEFAULT,
         owns_driver: bool = True,
+        statement_timeout_s: float = STATEMENT_TIMEOUT_S,
     ) -> None:
         self.driver = driver
         # False for a driver the caller made and passed in: the caller closes it, `close` does not
@@ -126,6 +167,7 @@ class StoreCore:
         # What a namespace created by this store does with CO_OCCURRENCE (Settings.cooccurrence)
         self.cooccurrence_mode = cooccurrence
         self.timeout_s = timeout_s
+        self.statement_timeout_s = statement_timeout_s
         self.uri = uri or "the configured URI"
         # Every session holds it: `close` never closes the driver under a running call
         self.in_flight = InFlight()
@@ -141,6 +183,7 @@ class StoreCore:
             settings.neo4j_timeout_s,
             uri,
             settings.cooccurrence,
+            statement_timeout_s=settings.neo4j_statement_timeout_s,
         )
 
     @classmethod
@@ -157,6 +200,7 @@ class StoreCore:
             uri,
             settings.cooccurrence,
             owns_driver=False,
+            statement_timeout_s=settings.neo4j_statement_timeout_s,
         )
 
     def close(self) -> None:
@@ -175,17 +219,26 @@ class StoreCore:
         self.close()
 
     @contextmanager
-    def session(self, read: bool = False) -> Iterator[neo4j.Session]:
+    def session(
+        self, read: bool = False, timeout_s: float | None = None
+    ) -> Iterator[neo4j.Session]:
         """`read=True` for statements that write nothing (every `read`, the GDS calls among
         them): Neo4j refuses a write in it, and a routing driver sends it to a secondary, where
-        GDS runs and holds the projections in a cluster. A session after `close` raises
-        `ClientClosed`."""
+        GDS runs and holds the projections in a cluster. Every statement and transaction in it
+        is ended by the server after `timeout_s` (default: the store's statement timeout;
+        `TimedSession`). A session after `close` raises `ClientClosed`."""
         mode = neo4j.READ_ACCESS if read or self.reading_only else neo4j.WRITE_ACCESS
         with (
             self.in_flight.hold(),
             self.driver.session(database=self.database, default_access_mode=mode) as s,
         ):
-            yield s
+            timed = TimedSession(s, timeout_s or self.statement_timeout_s)
+            yield cast(neo4j.Session, timed)  # the session's interface, timed
+
+    @property
+    def bulk_timeout_s(self) -> float:
+        """The timeout of a batched statement over a whole namespace (`BULK_TIMEOUT_S`)."""
+        return max(BULK_TIMEOUT_S, self.statement_timeout_s)
 
     def _retrying(self, attempts: int | None = 3) -> Retrying:
         """Retries on connection and transient errors, only within the first fifth of the time

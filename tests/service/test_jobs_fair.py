@@ -1,5 +1,6 @@
 """One worker, two tenants: a big job yields to another namespace's small job queued behind
-it, and a cancel stops a running job within seconds, whatever step it is in."""
+it, and a cancel stops a running job within seconds, whatever step it is in, even inside one
+sentence of megabytes."""
 
 from __future__ import annotations
 
@@ -69,3 +70,41 @@ def test_a_small_job_overtakes_a_big_one_which_then_cancels_in_seconds(service: 
         finally:
             for ns in (big_ns, small_ns):
                 http.delete(f"/v1/namespaces/{ns}")
+
+
+def _one_sentence(words: int) -> str:
+    """Prose with commas and no sentence end: chunking can only cut it into token windows."""
+    names = ("mill", "Hollow", "corn", "farms", "Dale", "Miller Jones", "River Swale", "barley")
+    return " ".join(f"{names[i % 8]} {i}" + ("," if i % 9 == 0 else "") for i in range(words))
+
+
+@pytest.mark.parametrize(
+    ("words", "after_s"),
+    [
+        (300_000, 1.0),  # about 4 MB: cancelled while its sentence is cut into windows
+        (20_000, 6.0),  # about 200 windows: cancelled while spaCy extracts them
+    ],
+    ids=["chunking", "extracting"],
+)
+def test_a_job_in_one_enormous_sentence_cancels_within_5_s(
+    service: Service, words: int, after_s: float
+) -> None:
+    """The tokenizer and spaCy work in bounded steps (`chunking.TOKENIZE_CHARS`,
+    `pipeline.STEP_S`), so the worker's cancel check and lease heartbeat run between
+    them: one call on the whole sentence, or 64 of its windows at once, took 16-30 s here."""
+    ns = f"fair-{uuid.uuid4().hex[:8]}-sentence"
+    with service.client() as http:
+        try:
+            job = post(http, ns, [{"id": "one-sentence", "text": _one_sentence(words)}])
+            wait(http, job, ("running", *FINISHED), 60)
+            time.sleep(after_s)
+            assert http.get(f"/v1/jobs/{job}").json()["state"] == "running"
+            t0 = time.monotonic()
+            assert http.delete(f"/v1/jobs/{job}").status_code == 202
+            stopped = wait(http, job, FINISHED, 60)
+            cancel_s = time.monotonic() - t0
+            assert stopped["state"] == "cancelled", stopped
+            assert cancel_s < 5, f"the cancel took {cancel_s:.1f} s"
+            log.info("one sentence of %d words: cancelled in %.1f s", words, cancel_s)
+        finally:
+            http.delete(f"/v1/namespaces/{ns}")

@@ -219,6 +219,31 @@ def test_should_stop_cancels_chunking_a_huge_text_promptly(separator: str) -> No
     assert max(gaps) < 2.5, gaps
 
 
+def _one_sentence(words: int) -> str:
+    """Words and commas, no sentence end: only token windows can cut it."""
+    return " ".join(f"harbour {i}" + ("," if i % 9 == 0 else "") for i in range(words))
+
+
+def test_one_enormous_sentence_is_tokenized_in_pieces_as_one_call_would() -> None:
+    tok = default_tokenizer()
+    text = _one_sentence(40_000)  # about 450,000 characters: nine pieces
+    assert len(text) > 4 * chunking.TOKENIZE_CHARS
+    whole = tok(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
+    assert chunking._token_offsets(text, tok) == list(whole["offset_mapping"])
+
+
+def test_should_stop_cancels_chunking_one_enormous_sentence_promptly() -> None:
+    # About 4 MB in one sentence: once one tokenizer call of 16 s on a loaded machine
+    text = _one_sentence(350_000)
+    seen, should_stop = _stop_after(3)
+    t = time.process_time()
+    with pytest.raises(IngestCancelled, match="cancelled while chunking"):
+        split_document(Document(id="sentence", text=text), 256, 32, should_stop=should_stop)  # type: ignore[arg-type]
+    assert len(seen) == 4
+    gaps = [b - a for a, b in zip([t, *seen], seen, strict=False)]
+    assert max(gaps) < 2.5, gaps
+
+
 def test_should_stop_is_asked_before_each_document() -> None:
     docs = [Document(id=f"d{i}", text=f"Document {i}.") for i in range(5)]
     seen, should_stop = _stop_after(0)

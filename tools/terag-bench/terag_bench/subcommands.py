@@ -37,6 +37,9 @@ COMMANDS: dict[str, str] = {
         "Reading a generated long PDF: seconds and peak memory (tracemalloc and RSS)"
     ),
     "bench-chunking": "Splitting exports of 10k to 1M one-line paragraphs into passages: seconds",
+    "bench-soak": (
+        "Mixed traffic on two services for minutes while Neo4j restarts and one is killed twice"
+    ),
 }
 
 
@@ -185,6 +188,7 @@ def register_cli(subparsers: Any) -> None:
     from terag_bench.load import register_cli as register_load
     from terag_bench.scale import register_cli as register_scale
     from terag_bench.serve_load import register_cli as register_serve_load
+    from terag_bench.soak import register_cli as register_soak
 
     register_extraction(subparsers)
     register_ingest(subparsers)
@@ -195,6 +199,7 @@ def register_cli(subparsers: Any) -> None:
     register_isolation(subparsers)
     register_documents(subparsers)
     register_chunking(subparsers)
+    register_soak(subparsers)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
