@@ -1,7 +1,6 @@
 """The walk's paths in `why`: every passage a question returns is explained by a path from a
 restart node of that retrieval (a linked concept of the question, or a seeded passage) over
-relationships the walk's projection holds, on the sample corpus and on a slice of 2Wiki, with
-the default walk and with the paper's (directed, over CO_OCCURRENCE, no passage seeds)."""
+relationships the walk's projection holds, on the sample corpus and on a slice of 2Wiki."""
 
 from __future__ import annotations
 
@@ -141,11 +140,3 @@ def test_a_2wiki_questions_passages_have_walk_paths(wiki: tuple[Settings, str]) 
         whys = check_paths(client, ns, WIKI_QUESTION)
     # A passage the walk reached over a bridge (a concept or passage between) is drawn so
     assert any(len(path.steps) >= 3 for w in whys for path in w.paths)
-
-
-def test_the_paper_walk_paths_start_at_linked_concepts(wiki: tuple[Settings, str]) -> None:
-    """Directed, over CO_OCCURRENCE, without passage seeds: every path starts at a concept."""
-    settings, ns = wiki
-    with TeragClient(settings, namespace=ns, preset="paper") as client:
-        whys = check_paths(client, ns, WIKI_QUESTION)
-    assert all(path.steps[0].role == "question" for w in whys for path in w.paths)
