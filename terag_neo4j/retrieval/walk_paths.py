@@ -32,7 +32,7 @@ from terag_neo4j.store import GraphStore, gds
 
 # Nodes of one passage's explanation, its paths together (the passage itself included): the
 # strongest paths go in while they fit, the rest are counted as left out.
-WHY_MAX_NODES = 16
+WHY_MAX_NODES = 10
 # Bridge rows read per passage: a bound on the work for a namespace of large concepts (no hub
 # cap); the strongest bridges go through small concepts, which the rows do not favour, so the
 # bound is generous.
