@@ -125,6 +125,7 @@ def test_a_cancel_stops_a_large_document_mid_way(svc: Service, namespace: str) -
             time.sleep(0.2)
         took = time.monotonic() - asked
     assert j["state"] == "cancelled", j
-    # About a second for the heartbeat to see it, plus one extraction or embedding step
-    assert took < 20, f"the cancel took {took:.1f} s"
+    # About a second for the heartbeat to see it, plus one extraction or embedding step (24.7 s
+    # at a load of 40 on 2 cores); the whole document would take minutes more
+    assert took < 60, f"the cancel took {took:.1f} s"
     assert j["passages_done"] < MIN_PASSAGES
