@@ -24,7 +24,7 @@ export PATH := $(PATH):/usr/local/go/bin
 # headers and the cuda-python bindings. tests/integration/test_embedder.py runs in this env.
 NOT_ON_CPU := ^(triton|nvidia-cusolver|nvidia-nvtx|nvidia-cuda-cccl|cuda-bindings|cuda-pathfinder|cuda-toolkit)==
 
-.PHONY: setup system-deps prepare prepare-neo4j demo-run ollama-build print-ollama-build demo test unit lint bench bench-eval clean-venv
+.PHONY: setup system-deps prepare prepare-test prepare-neo4j demo-run ollama-build print-ollama-build demo test unit lint bench bench-eval clean-venv
 
 # constraints.txt is the complete, tested set, so it is installed as it stands (--no-deps, no
 # resolver) in two steps: everything but torch and CUDA (with the package itself and the Ollama
@@ -98,9 +98,14 @@ demo-run: $(BASE) prepare-neo4j
 demo:
 	@$(MAKE) --no-print-directory -j3 ollama-build demo-run
 
+# The suite runs against the servers `prepare-test` starts; it ends by stopping those it started
+# (not those that ran before) and saying in one line what still runs and how to stop it.
 test: system-deps
-	@$(MAKE) --no-print-directory -j3 ollama-build $(STAMP) prepare
-	$(BIN)/python -m pytest
+	@$(MAKE) --no-print-directory -j3 ollama-build $(STAMP) prepare-test
+	@rc=0; $(BIN)/python -m pytest || rc=$$?; $(BIN)/python scripts/test_services.py stop; exit $$rc
+
+prepare-test: $(BASE)
+	$(BIN)/python scripts/test_services.py start
 
 unit: setup
 	$(BIN)/python -m pytest -m "not integration"

@@ -16,5 +16,7 @@ ORDER BY coalesce(served, datetime('1970-01-01T00:00:00Z')), head.created
 LIMIT 1
 SET head.state = 'running', head.started = coalesce(head.started, datetime()),
     head.lease_owner = $owner, head.lease_until = datetime() + duration({milliseconds: $lease_ms}),
-    head.served = datetime(), head.slices = coalesce(head.slices, 0) + 1
+    head.served = datetime(), head.slices = coalesce(head.slices, 0) + 1,
+    head.group_done = null, head.group_total = null, head.group_estimate = null,
+    head.document = null
 RETURN head {.*} AS job

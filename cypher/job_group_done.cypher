@@ -12,7 +12,8 @@ SET j.documents_done = $done + $documents, j.estimate_done = j.estimate_done + $
     j.output_tokens = j.output_tokens + $report.output_tokens,
     j.errors = (j.errors + $warnings)[..$max_errors],
     j.preempted = 0, j.attempts = 0, j.not_before = null,
-    j.lease_owner = null, j.lease_until = null, j.waiting_since = datetime()
+    j.lease_owner = null, j.lease_until = null, j.waiting_since = datetime(),
+    j.group_done = null, j.group_total = null, j.group_estimate = null, j.document = null
 WITH j, j.documents_done >= j.documents_total AS last
 SET j.state = CASE WHEN NOT last THEN j.state WHEN j.cancel_requested THEN 'cancelled'
                    ELSE 'succeeded' END,

@@ -4,4 +4,5 @@ MATCH (j:IngestJob {id: $id})
 WHERE j.lease_owner = $owner AND j.state = 'running'
 SET j.lease_owner = null, j.lease_until = null, j.waiting_since = datetime(),
     j.preempted = j.preempted + $preempted, j.attempts = j.attempts + $failed,
-    j.not_before = datetime() + duration({milliseconds: $delay_ms})
+    j.not_before = datetime() + duration({milliseconds: $delay_ms}),
+    j.group_done = null, j.group_total = null, j.group_estimate = null, j.document = null

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from terag_neo4j.client import Source, TeragClient
 from terag_neo4j.config import Settings
-from terag_neo4j.core.documents import InputError
+from terag_neo4j.core.documents import InputError, OnProgress
 from terag_neo4j.core.results import (
     AnswerResult,
     DocumentPage,
@@ -176,9 +176,11 @@ class AsyncTeragClient:
         exclude: Sequence[str] = (),
         prune: bool = False,
         should_stop: Callable[[], bool] | None = None,
+        on_progress: OnProgress | None = None,
     ) -> IngestReport:
         """Index files/folders, `Document`s or LangChain documents (see `TeragClient.index`); no
-        progress bar by default. `should_stop` is called from the worker thread."""
+        progress bar by default. `should_stop` and `on_progress` are called from the worker
+        thread."""
         return await self._run(
             self._sync.index,
             source,
@@ -189,6 +191,7 @@ class AsyncTeragClient:
             exclude,
             prune,
             should_stop=should_stop,
+            on_progress=on_progress,
         )
 
     async def retrieve(

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, get_args
 from terag_neo4j import namespace_views as views
 from terag_neo4j.config import ExtractorName, Settings
 from terag_neo4j.core import results
-from terag_neo4j.core.documents import Document, InputError
+from terag_neo4j.core.documents import Document, InputError, OnProgress
 from terag_neo4j.core.extractor import Extractor
 from terag_neo4j.core.results import AnswerResult, Mode, RetrievalResult
 from terag_neo4j.embeddings import AnyEmbedder, CachedEmbedder, Embedder, cached_embedder, model_id
@@ -235,6 +235,7 @@ class TeragClient:
         exclude: Sequence[str] = (),
         prune: bool = False,
         should_stop: Callable[[], bool] | None = None,
+        on_progress: OnProgress | None = None,
     ) -> IngestReport:
         """Index files/folders (paths), `Document` objects or LangChain `Document`s (see
         `terag_neo4j.integrations.langchain.from_langchain` for their ids); idempotent and
@@ -245,8 +246,8 @@ class TeragClient:
         read before from files now gone from an indexed folder are listed in the report's
         `missing_documents`; `prune` deletes them (see `terag_neo4j.indexing.sync`).
         `should_stop` is asked while chunking and between steps (extraction, embedding, each
-        batch's write): when it returns True, `IngestCancelled` is raised; batches written
-        before are whole, and indexing the same documents again resumes."""
+        batch's write): if True, `IngestCancelled` is raised; batches written before are whole,
+        and indexing them again resumes. `on_progress` is told the passages done."""
         from langchain_core.documents import Document as LCDocument
 
         if isinstance(source, str | Path | Document | LCDocument):
@@ -260,8 +261,7 @@ class TeragClient:
                 )
         paths = [Path(x) for x in items if isinstance(x, str | Path)]
         loaded = load_documents(paths, errors, include, exclude) if paths else ()
-        docs: list[Document] = list(loaded)
-        docs += [x for x in items if isinstance(x, Document)]
+        docs: list[Document] = [*loaded, *(x for x in items if isinstance(x, Document))]
         lc_docs = [x for x in items if isinstance(x, LCDocument)]
         if lc_docs:
             from terag_neo4j.indexing.langchain_documents import from_langchain
@@ -283,7 +283,7 @@ class TeragClient:
                 core_extractor=self.extractor,
             )
         with neo4j_errors(self.store.uri):
-            report = indexer.index(docs, ns, progress=progress, should_stop=should_stop)
+            report = indexer.index(docs, ns, progress, should_stop, on_progress)
             sync_folders(self.store, ns, paths, report, prune)
         self._namespace_backend.pop(ns, None)  # it may have been (re)built with another backend
         if errors:

@@ -29,6 +29,7 @@ from terag_neo4j.core.results import (
     WhyRetrieved,
 )
 from terag_neo4j.errors import NotFound, echo
+from terag_neo4j.retrieval.walk_paths import walk_paths
 from terag_neo4j.store import GraphStoreError, gds, neo4j_errors, one_line
 
 if TYPE_CHECKING:
@@ -49,6 +50,9 @@ class TeragClient(Protocol):
     ) -> RetrievalResult: ...
 
     def stats(self, namespace: str | None = None) -> NamespaceInfo: ...
+
+    @property
+    def retriever(self) -> RerankedRetriever: ...
 
 
 def documents(client: TeragClient, namespace: str | None, offset: int, limit: int) -> DocumentPage:
@@ -106,7 +110,8 @@ def why(
     client: TeragClient, namespace: str | None, passage_id: str, question: str, top_k: int
 ) -> WhyRetrieved:
     """Run the retrieval as `retrieve` does, then explain one passage: its rank, its seed weight
-    in the restart vector, and the linked concepts that point at it."""
+    in the restart vector, the linked concepts that point at it, and the walk's strongest paths
+    to it (`walk_paths`: bridges included, at most `WHY_MAX_NODES` nodes)."""
     namespace = namespace or client.settings.namespace
     res = client.retrieve(question, top_k=top_k, namespace=namespace)
     by_node = {m.node: m for m in res.matches if m.node >= 0}
@@ -122,6 +127,7 @@ def why(
     seed = sum(float(w) for n, w in res.restart if int(n) == node)
     linked = [by_node[n] for n in rows[0]["linked"] if n in by_node]
     linked.sort(key=lambda m: (-m.weight, m.name))
+    paths, left_out = walk_paths(client.store, client.retriever.rc, res, namespace, node)
     return WhyRetrieved(
         namespace=namespace,
         passage_id=passage_id,
@@ -135,6 +141,8 @@ def why(
             WhyConcept(name=m.name, weight=m.weight, frequency=m.frequency, match=m.match)
             for m in linked
         ],
+        paths=paths,
+        paths_left_out=left_out,
     )
 
 

@@ -15,6 +15,7 @@ from terag_neo4j.cli.exits import (
     EXIT_UNAVAILABLE,
     EXIT_USAGE,
 )
+from terag_neo4j.cli.input_checks import check_arguments
 from terag_neo4j.cli.parser import build_parser
 
 log = logging.getLogger(__name__)
@@ -77,6 +78,7 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str]) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
+        check_arguments(args)  # bad input is told before any connection fails
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print(f"{parser.prog}: interrupted", file=sys.stderr)

@@ -330,9 +330,15 @@ def _batches(docs: list[Any]) -> list[list[dict[str, Any]]]:
     return [b for b in out if b]
 
 
-def _wait(service: Service, job_id: str) -> dict[str, Any]:
+def _wait(service: Service, job_id: str, bar: Any = None) -> dict[str, Any]:
+    """Poll the job until it ends, moving `bar` (a tqdm bar, or None) with its passages."""
     while True:
         job: dict[str, Any] = service.call("GET", job_path(job_id))
+        if bar is not None:
+            bar.total = max(int(job["passages_total"]), int(job["passages_done"]), 1)
+            bar.n = int(job["passages_done"])
+            bar.set_postfix_str(str(job.get("document") or ""), refresh=False)
+            bar.refresh()
         if job["state"] in ("succeeded", "failed", "cancelled"):
             return job
         time.sleep(0.5)
@@ -341,6 +347,8 @@ def _wait(service: Service, job_id: str) -> dict[str, Any]:
 def _index(args: argparse.Namespace, service: Service) -> int:
     """Files are read here, as `terag index` reads them (the same ids, titles and records), and
     sent as documents; each batch is a job of the service, waited for in turn."""
+    from tqdm import tqdm
+
     from terag_neo4j.indexing.loading import load_documents
 
     if getattr(args, "extractor", None) or getattr(args, "llm_budget", None) is not None:
@@ -359,7 +367,13 @@ def _index(args: argparse.Namespace, service: Service) -> int:
     jobs: list[str] = []
     for batch in _batches(docs):
         job = service.call("POST", service.ns(ns, "/documents"), {"documents": batch})
-        job = _wait(service, job["id"])
+        with tqdm(
+            total=max(1, int(job["passages_total"])),
+            desc=f"indexing {ns} (job {job['id']})",
+            unit="passage",
+            disable=getattr(args, "quiet", False) or getattr(args, "json", False),
+        ) as bar:
+            job = _wait(service, job["id"], bar)
         jobs.append(job["id"])
         for k in total:
             total[k] += job[k]

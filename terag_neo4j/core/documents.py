@@ -28,6 +28,20 @@ MAX_DOCUMENT_PASSAGES = 100_000
 ShouldStop = Callable[[], bool]
 
 
+@dataclass(frozen=True)
+class IndexProgress:
+    """Where an index call is: its passages done (written, or found already indexed unchanged)
+    of all it has, and the document of the passages it is working on (None before the first)."""
+
+    done: int
+    total: int
+    document: str | None
+
+
+# Told each time an index call has more passages done (from the indexing thread).
+OnProgress = Callable[[IndexProgress], None]
+
+
 def stop_if_asked(should_stop: ShouldStop | None, stage: str) -> None:
     """Raise `IngestCancelled` when `should_stop` says so; `stage` names what was under way."""
     if should_stop is not None and should_stop():

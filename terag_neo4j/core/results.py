@@ -195,10 +195,42 @@ class WhyConcept:
     match: str
 
 
+# A step of a walk's path: where its mass started (a linked concept of the question, or a passage
+# the flat ranking seeded), a concept or passage it crossed, or the passage explained.
+StepRole = Literal["question", "seed", "bridge", "passage"]
+
+
+@dataclass(frozen=True)
+class WhyStep:
+    kind: Literal["concept", "passage"]
+    # A concept's uid or a passage's id
+    id: str
+    # A concept's name or a passage's title (its document id where it has none)
+    name: str
+    role: StepRole
+    # The relationship the walk took from the step before (None on the first): HAS_PASSAGE
+    # (stored concept -> passage; an undirected walk takes it either way) or CO_OCCURRENCE
+    rel: str | None = None
+    # The first step's weight in the restart vector
+    weight: float | None = None
+
+
+@dataclass(frozen=True)
+class WhyPath:
+    """One way the walk's mass reached the passage: from a restart node over the projection's
+    relationships. `strength` is the share of the restart mass the path carries there: the
+    first step's weight times damping / degree for each step taken (degrees in the namespace's
+    projection), so paths compare by how much they gave."""
+
+    steps: list[WhyStep]
+    strength: float
+
+
 @dataclass(frozen=True)
 class WhyRetrieved:
     """A passage's rank and score in the top k (None: not in it), its weight as a flat-ranking
-    seed, and the question's linked concepts that point at it."""
+    seed, the question's linked concepts that point at it, and the walk's strongest paths to it
+    (bounded: `paths_left_out` counts the weaker ones not shown)."""
 
     namespace: str
     passage_id: str
@@ -212,6 +244,10 @@ class WhyRetrieved:
     seed_weight: float
     # The question's linked concepts that point at this passage over HAS_PASSAGE
     concepts: list[WhyConcept]
+    # The walk's strongest paths to it, strongest first, together at most `WHY_MAX_NODES` nodes;
+    # none where no walk ranked the question (a dense fallback) or none reaches the passage
+    paths: list[WhyPath] = field(default_factory=list)
+    paths_left_out: int = 0
 
 
 @dataclass(frozen=True)

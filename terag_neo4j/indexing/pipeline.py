@@ -21,9 +21,17 @@ from tqdm import tqdm
 
 from terag_neo4j.config import Settings, SettingsError
 from terag_neo4j.core.concepts import Extraction, with_title_concepts
-from terag_neo4j.core.documents import Document, Passage, ShouldStop, stop_if_asked
+from terag_neo4j.core.documents import (
+    Document,
+    IndexProgress,
+    OnProgress,
+    Passage,
+    ShouldStop,
+    stop_if_asked,
+)
 from terag_neo4j.core.extractor import Extractor
 from terag_neo4j.embeddings import AnyEmbedder, Vectors, model_id
+from terag_neo4j.indexing.batches import batch_sizes, warn_if_built_differently
 from terag_neo4j.indexing.budget_phase import BudgetPhase
 from terag_neo4j.indexing.extraction import ExtractionCache, extract_with_cache
 from terag_neo4j.indexing.grounding import ground
@@ -92,6 +100,7 @@ class Indexer:
         # The embedding model and its vector size, recorded on the namespace with each write
         self._embedding_meta: dict[str, Any] = {}
         self._should_stop: ShouldStop | None = None  # the running `index` call's
+        self._on_progress: OnProgress | None = None  # the running `index` call's
         self._budget = (
             BudgetPhase(
                 settings,
@@ -116,13 +125,16 @@ class Indexer:
         namespace: str | None = None,
         progress: bool = True,
         should_stop: ShouldStop | None = None,
+        on_progress: OnProgress | None = None,
     ) -> IngestReport:
         """Index `documents` into `namespace`. `should_stop` is asked while chunking, between
         extraction, embedding and write steps and between stages: when it says so the ingest
         raises `IngestCancelled`, leaving every batch written before it whole (indexing the same
-        documents again resumes)."""
+        documents again resumes). `on_progress` is told the passages done once the documents
+        are chunked and after each batch is written, so one large document shows progress."""
         ns = check_namespace(namespace or self.settings.namespace)
         self._should_stop = should_stop
+        self._on_progress = on_progress
         try:
             # Every write of this ingest goes to the namespace as it found it: a drop meanwhile
             # fails the ingest instead of leaving a new, partial namespace behind.
@@ -130,6 +142,11 @@ class Indexer:
                 return self._index(documents, ns, progress)
         finally:
             self._should_stop = None
+            self._on_progress = None
+
+    def _progress(self, done: int, total: int, document: str | None) -> None:
+        if self._on_progress is not None:
+            self._on_progress(IndexProgress(done, total, document))
 
     def _index(self, documents: Iterable[Document], ns: str, progress: bool) -> IngestReport:
         t0 = time.perf_counter()
@@ -170,7 +187,9 @@ class Indexer:
         self._stop_if_asked("preparing the namespace")
         self.store.ensure_schema()
         self.store.search_indexes.ensure(ns, dimensions=lambda: int(self.embedder.dimensions))
-        self._warn_if_built_differently(ns)
+        warn_if_built_differently(
+            self.store, ns, (self.extractor.name, self.extractor.model, self._graph_version())
+        )
         stale = self._remove_stale(ns, doc_ids, passages, report)
         present = self.store.documents.present_passages(ns, [p.id for p in passages])
         todo = [p for p in passages if p.id not in present or present[p.id][0] != p.hash]
@@ -192,15 +211,18 @@ class Indexer:
             log.info(
                 "%d passages already indexed unchanged; skipping them", report.passages_unchanged
             )
+        done = report.passages_unchanged
+        self._progress(done, len(passages), todo[0].doc_id if todo else None)
         bar = tqdm(
             total=len(todo), desc=f"indexing {ns}", unit="passage", disable=not progress or not todo
         )
         lease = ExitStack()
         try:
             lease.enter_context(held_lease(self.store, ns, report.run_id))
-            batches = [
-                todo[i : i + self.batch_passages] for i in range(0, len(todo), self.batch_passages)
-            ]
+            batches, at = [], 0
+            for size in batch_sizes(len(todo), self.batch_passages):
+                batches.append(todo[at : at + size])
+                at += size
             # The next batch is extracted while this one is embedded and written: spaCy (or the
             # LLM server), the embedder and Neo4j each keep a core busy.
             with ThreadPoolExecutor(1, thread_name_prefix="extract") as pool:
@@ -211,6 +233,9 @@ class Indexer:
                     if i + 1 < len(batches):
                         ahead = pool.submit(self._extract, batches[i + 1], report, bar)
                     self._write_batch(ns, batch, extractions, report)
+                    done += len(batch)
+                    nxt = batches[i + 1][0] if i + 1 < len(batches) else batch[-1]
+                    self._progress(done, len(passages), nxt.doc_id)
             if self._budget is not None:
                 self._stop_if_asked("choosing the core passages")
                 self._budget.run(ns, report, progress)
@@ -302,26 +327,6 @@ class Indexer:
                 "budget_merge": self.settings.budget_merge,
             }
         return meta
-
-    # ------------------------------------------------------------------ budget mode
-
-    def _warn_if_built_differently(self, ns: str) -> None:
-        rows = self.store.read("namespace_version", namespace=ns)
-        if not rows or rows[0]["extractor"] is None:
-            return
-        now = (self.extractor.name, self.extractor.model, self._graph_version())
-        # Namespaces from before versions were recorded are compared on backend and model only.
-        built = (rows[0]["extractor"], rows[0]["model"], rows[0]["extractor_version"] or now[2])
-        if built != now:
-            log.warning(
-                "namespace %r was built with %s; this run extracts with %s. Passages already "
-                "indexed unchanged are not extracted again: drop the namespace "
-                "(`terag delete --all -n %s`) to rebuild it with the new extractor.",
-                ns,
-                "/".join(map(str, built)),
-                "/".join(now),
-                ns,
-            )
 
     def _extract(
         self, batch: Sequence[Passage], report: IngestReport, bar: tqdm[Any]

@@ -97,11 +97,17 @@ class StoredJob:
 
     def view(self) -> Job:
         r = self.row
-        done = int(r.get("passages_done") or 0)
-        # Passages are counted as each group is indexed; the rest is estimated from its size
-        # until then (exact once the job has run through).
-        rest = max(0, int(r.get("estimate_total") or 0) - int(r.get("estimate_done") or 0))
         unfinished = r["state"] in ("queued", "running")
+        # Passages are counted as each group is indexed, and within the group in hand as its
+        # batches are written; the rest is estimated from its size until then (exact once the
+        # job has run through).
+        group = int(r.get("group_done") or 0) if unfinished else 0
+        done = int(r.get("passages_done") or 0) + group
+        rest = max(0, int(r.get("estimate_total") or 0) - int(r.get("estimate_done") or 0))
+        if unfinished and r.get("group_total") is not None:
+            # the group's real count replaces its estimate
+            rest += int(r["group_total"]) - group - int(r.get("group_estimate") or 0)
+            rest = max(0, rest)
         return Job(
             id=self.id,
             namespace=self.namespace,
@@ -119,6 +125,7 @@ class StoredJob:
             created=_time(r.get("created")) or "",
             started=_time(r.get("started")),
             finished=_time(r.get("finished")),
+            document=r.get("document") if unfinished else None,
         )
 
 
@@ -227,13 +234,22 @@ class JobStore:
         row = self.store.write_tx(work)
         return StoredJob(row) if row else None
 
-    def heartbeat(self, job_id: str, owner: str, lease_s: float, wait_s: float) -> Beat:
+    def heartbeat(
+        self,
+        job_id: str,
+        owner: str,
+        lease_s: float,
+        wait_s: float,
+        group: dict[str, Any] | None = None,
+    ) -> Beat:
+        """Renew the lease; `group` (done, total, estimate, document) is the group's progress."""
         rec = self._write(
             "job_heartbeat",
             id=job_id,
             owner=owner,
             lease_ms=int(lease_s * 1000),
             wait_ms=int(wait_s * 1000),
+            group=group,
         )
         if rec is None:  # the job is gone (swept): nothing to renew
             return Beat(False, True, False)

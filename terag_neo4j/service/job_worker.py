@@ -19,7 +19,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from terag_neo4j.errors import IngestCancelled, TeragError
 from terag_neo4j.service.http_errors import public_message, status_for
@@ -29,6 +29,7 @@ from terag_neo4j.store import Neo4jTransientError, Neo4jUnavailable
 
 if TYPE_CHECKING:
     from terag_neo4j.client import TeragClient
+    from terag_neo4j.core.documents import IndexProgress
     from terag_neo4j.service.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -52,6 +53,9 @@ class _Flags:
     mine: bool = True
     cancel: bool = False
     others: bool = False
+    # The group's progress as the indexer last told it; the lease's heartbeat records it, so
+    # a long document's progress costs no write of its own and never waits for one.
+    group: dict[str, Any] | None = None
 
 
 class Worker:
@@ -156,9 +160,18 @@ class Worker:
                 why.append("yield")
             return bool(why)
 
+        def on_progress(p: IndexProgress) -> None:
+            flags.group = {
+                "done": p.done, "total": p.total, "estimate": estimate, "document": p.document,
+            }  # fmt: skip
+
         try:
             report = client.index(
-                docs, namespace=job.namespace, progress=False, should_stop=should_stop
+                docs,
+                namespace=job.namespace,
+                progress=False,
+                should_stop=should_stop,
+                on_progress=on_progress,
             )
         except IngestCancelled:
             self._stopped(jobs, job, why[0] if why else "cancel")
@@ -210,7 +223,7 @@ class Worker:
         every = min(1.0, self.lease_s / 3)
         while not done.wait(every):
             try:
-                b = jobs.heartbeat(job_id, self.owner, self.lease_s, WAITING_S)
+                b = jobs.heartbeat(job_id, self.owner, self.lease_s, WAITING_S, flags.group)
             except TeragError as e:
                 log.debug("ingest job %s: heartbeat failed: %s", job_id, e)
                 continue

@@ -144,6 +144,8 @@ class Job(Model):
     created: str
     started: str | None = None
     finished: str | None = None
+    # While running: the id of the document the job is indexing
+    document: str | None = None
 
 
 class RetrieveRequest(Model):

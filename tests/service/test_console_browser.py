@@ -217,7 +217,7 @@ def test_sign_in_ask_open_a_citation_and_see_why(
 
     # Why: the linked concepts and the passages reached, the cited one among them
     page.css("#why-answer").click()
-    page.wait.until(lambda d: len(page.all("#why-nodes button[data-kind=passage]")) == 3)
+    page.wait.until(lambda d: len(page.all("#why-nodes button[data-role=returned]")) == 3)
     nodes = {b.get_attribute("data-node") for b in page.all("#why-nodes button")}
     assert f"p:{cited}" in nodes
     with svc.client(KEY_A_READ) as http:

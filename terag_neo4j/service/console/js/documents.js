@@ -77,7 +77,8 @@ function renderJobs() {
       el("code", {}, j.id),
       el("span", { class: "state state-" + j.state, "data-job-state": j.id }, j.state),
       el("span", {}, bar, ` ${fmt(j.passages_done)} / ${fmt(j.passages_total)} passages, ` +
-        `${j.documents_done} / ${j.documents_total} documents`),
+        `${j.documents_done} / ${j.documents_total} documents` +
+        (j.document ? `, now ${j.document}` : "")),
       errors,
       cancel,
     ];
