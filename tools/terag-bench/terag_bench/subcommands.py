@@ -37,6 +37,12 @@ COMMANDS: dict[str, str] = {
         "Reading a generated long PDF: seconds and peak memory (tracemalloc and RSS)"
     ),
     "bench-chunking": "Splitting exports of 10k to 1M one-line paragraphs into passages: seconds",
+    "bench-final-rank-features": (
+        "the learned final ranking's training data: features and labels per question"
+    ),
+    "bench-final-rank-train": (
+        "rebuild the learned final ranking and print its leave-one-corpus-out table"
+    ),
 }
 
 
@@ -179,6 +185,8 @@ def register_cli(subparsers: Any) -> None:
     from terag_bench.chunking_bench import register_cli as register_chunking
     from terag_bench.documents_bench import register_cli as register_documents
     from terag_bench.extraction_bench import register_cli as register_extraction
+    from terag_bench.final_rank_data import register_cli as register_final_rank_features
+    from terag_bench.final_rank_train import register_cli as register_final_rank_train
     from terag_bench.ingest import register_cli as register_ingest
     from terag_bench.isolation import register_cli as register_isolation
     from terag_bench.latency import register_cli as register_latency
@@ -195,6 +203,8 @@ def register_cli(subparsers: Any) -> None:
     register_isolation(subparsers)
     register_documents(subparsers)
     register_chunking(subparsers)
+    register_final_rank_features(subparsers)
+    register_final_rank_train(subparsers)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
