@@ -235,7 +235,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     }
     held = {k: v for k, v in held.items() if v and v["learned"]["n"]}
     print("\nthe shipped model on the kept-apart halves of the dev sets:")
-    print(markdown(held))
+    print(markdown(held) if held else "(no dev set among the features)")
     model = {
         "format": FORMAT,
         "version": "v1",
