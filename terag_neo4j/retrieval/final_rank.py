@@ -29,7 +29,9 @@ from dataclasses import replace
 
 from terag_neo4j.core.results import RetrievedPassage
 from terag_neo4j.recipes import RetrievalConfig
+from terag_neo4j.retrieval import learned
 from terag_neo4j.retrieval.flat import FLAT_DEPTH, FlatRanking, rrf_scores
+from terag_neo4j.retrieval.learned import Inputs
 from terag_neo4j.store import GraphStore
 
 # The vector ranking's first passage is pinned when the fused flat ranking has it this high.
@@ -84,6 +86,27 @@ def anchored(
     return pin(walked, anchor, k)
 
 
+def learned_order(
+    store: GraphStore, inputs: Inputs, walked: Sequence[RetrievedPassage], k: int
+) -> list[RetrievedPassage]:
+    """The shipped model's top `k` of the candidates (`learned.py`), each scored by its
+    probability; past the candidates, the walk's order. Passages the walk did not return are
+    read by node, those it did are at hand."""
+    by_node = {n: p for (n, _), p in zip(inputs.walk, walked, strict=False)}
+    ranked = learned.shipped().rank(inputs)[:k]
+    missing = [n for n, _ in ranked if n not in by_node]
+    if missing:
+        for r in store.read("passages_by_node", nodes=missing):
+            by_node[int(r["node"])] = RetrievedPassage.from_row({**r, "score": 0.0})
+    out = [replace(by_node[n], score=p) for n, p in ranked if n in by_node]
+    if len(out) < k:
+        chosen = {p.id for p in out}
+        floor = out[-1].score if out else 1.0
+        rest = [p for p in walked if p.id not in chosen][: k - len(out)]
+        out += [replace(p, score=min(p.score, floor)) for p in rest]
+    return out
+
+
 def finish(
     store: GraphStore,
     rc: RetrievalConfig,
@@ -92,12 +115,17 @@ def finish(
     walked: Sequence[RetrievedPassage],
     k: int,
     timings: dict[str, float],
+    inputs: Inputs | None = None,
 ) -> list[RetrievedPassage]:
-    """The retrieval's passages from the walk's: anchored (`anchored`) for the `pagerank` mode
-    under `final_rank="anchored"`, its time in `timings["final"]`; else the walk's top `k`."""
-    if mode != "pagerank" or rc.final_rank != "anchored" or flat is None:
+    """The retrieval's passages from the walk's, for the `pagerank` mode: anchored (`anchored`)
+    under `final_rank="anchored"`, the model's (`learned_order`) under `"learned"`, the stage's
+    time in `timings["final"]`; else the walk's top `k`."""
+    if mode != "pagerank" or flat is None or rc.final_rank == "walk":
         return list(walked[:k])
     t = time.perf_counter()
-    ranked = anchored(store, flat, walked, k)
+    if rc.final_rank == "learned" and inputs is not None:
+        ranked = learned_order(store, inputs, walked, k)
+    else:
+        ranked = anchored(store, flat, walked, k)
     timings["final"] = time.perf_counter() - t
     return ranked

@@ -61,6 +61,12 @@ class FlatRanking:
     text_order: list[int] = field(default_factory=list)
     vector_order: list[int] = field(default_factory=list)
     vector_first: str | None = None  # the passage id of vector_order[0]
+    # each channel's raw scores, aligned with its order (the learned final ranking scales them
+    # per question, so an embedder's or Lucene's own scale does not matter)
+    text_scores: list[float] = field(default_factory=list)
+    vector_scores: list[float] = field(default_factory=list)
+    # linked concept node -> the ranked passages naming it (`Retriever.concept_weights`)
+    support: dict[int, list[int]] = field(default_factory=dict)
 
     def top(self, n: int) -> list[tuple[int, float]]:
         ranked = sorted(self.relevance.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -130,6 +136,8 @@ def flat_ranking(
         [int(n) for n, _ in row["text"] or []],
         [int(n) for n, _ in row["vector"] or []],
         row.get("vector_first"),
+        [float(sc) for _, sc in row["text"] or []],
+        [float(sc) for _, sc in row["vector"] or []],
     )
 
 

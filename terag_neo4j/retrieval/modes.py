@@ -14,8 +14,8 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import ClassVar, Protocol
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
 
 from terag_neo4j.core.results import MatchedConcept, Mode, RetrievalResult, RetrievedPassage
 from terag_neo4j.recipes import RetrievalConfig
@@ -27,6 +27,7 @@ from terag_neo4j.retrieval.flat import (
     flat_ranking,
     rrf_fuse,
 )
+from terag_neo4j.retrieval.learned import WALK_CANDIDATES, Inputs
 from terag_neo4j.retrieval.overlap import Background
 from terag_neo4j.store import GraphStore
 
@@ -43,12 +44,14 @@ class Question:
     vector: Background[list[float]]  # the question's vector, embedded once when first needed
     scope: str  # `global`, `local` or "" (no walk)
     graph: str  # the global projection's name, else ""
+    nodes: dict[str, int] = field(default_factory=dict)  # walked passage id -> node id
 
 
 class Shared(Protocol):
     """What the modes use of the `Retriever`: its collaborators and the graph steps."""
 
     store: GraphStore
+    probe: Any  # Callable[[learned.Inputs], None] | None
 
     @property
     def rc(self) -> RetrievalConfig: ...
@@ -134,11 +137,18 @@ class PageRankMode(SearchMode):
                 else "no linked concept was specific to the question's passages"
             ) + ": the walk starts from the flat ranking alone"
 
+        learn = self.name == "pagerank" and (rc.final_rank == "learned" or r.probe is not None)
         t = time.perf_counter()
-        ranked = r.walk_passages(q, result, seeds, self.depth(q.k))
+        depth = self.depth(q.k)
+        ranked = r.walk_passages(q, result, seeds, max(depth, WALK_CANDIDATES) if learn else depth)
         timings["pagerank"] = time.perf_counter() - t
         ranked = self.fuse(q, ranked, timings)
-        result.passages = final_rank.finish(r.store, rc, self.name, flat, ranked, q.k, timings)
+        inputs = final_inputs(q, result, flat, ranked) if learn and flat is not None else None
+        if inputs is not None and r.probe is not None:
+            r.probe(inputs)
+        result.passages = final_rank.finish(
+            r.store, rc, self.name, flat, ranked, q.k, timings, inputs
+        )
         return result
 
     def depth(self, k: int) -> int:
@@ -165,6 +175,20 @@ class HybridMode(PageRankMode):
         fused = rrf_fuse([ranked, dense], q.k)
         timings["dense"] = time.perf_counter() - t
         return fused
+
+
+def final_inputs(
+    q: Question, result: RetrievalResult, flat: FlatRanking, walked: Sequence[RetrievedPassage]
+) -> Inputs:
+    """What the learned final ranking reads: the walk's passages by node with their mass, both
+    flat rankings with their raw scores, the linked concepts and which passages name them."""
+    return Inputs(
+        [(q.nodes[p.id], p.score) for p in walked if p.id in q.nodes],
+        list(zip(flat.text_order, flat.text_scores, strict=False)),
+        list(zip(flat.vector_order, flat.vector_scores, strict=False)),
+        [(m.node, m.frequency, m.weight) for m in result.matches],
+        flat.support,
+    )
 
 
 MODES: dict[str, type[SearchMode]] = {

@@ -32,7 +32,7 @@ from terag_neo4j.embeddings import AnyEmbedder
 from terag_neo4j.errors import TeragError
 from terag_neo4j.llm import OllamaLLM, TokenLedger
 from terag_neo4j.recipes import RetrievalConfig
-from terag_neo4j.retrieval import pagerank, restart
+from terag_neo4j.retrieval import learned, pagerank, restart
 from terag_neo4j.retrieval.answer import READER_MAX_TOKENS as READER_MAX_TOKENS  # re-exported
 from terag_neo4j.retrieval.answer import cite, read
 from terag_neo4j.retrieval.concept_match import SemanticMatch, link_names, match_entities
@@ -54,6 +54,12 @@ class RetrievalError(TeragError, ValueError):
 
 
 _passage = RetrievedPassage.from_row
+
+
+def _walked(q: Question, rows: Sequence[dict[str, Any]]) -> list[RetrievedPassage]:
+    """The walk's passages; their node ids go to `q.nodes` (the final ranking's key)."""
+    q.nodes.update({str(r["id"]): int(r["node"]) for r in rows})
+    return [_passage(r) for r in rows]
 
 
 class Retriever:
@@ -89,6 +95,9 @@ class Retriever:
         self._vectors_lock = threading.Lock()
         self._gds_checked = False
         self.caps = gds.Caps(settings.gds_memory_mb * 2**20, settings.gds_max_projections)
+        # Called with each walk's final-ranking inputs (`learned.Inputs`): the bench's training
+        # data is what the final stage sees, by construction
+        self.probe: Callable[[learned.Inputs], None] | None = None
 
     @property
     def rc(self) -> RetrievalConfig:
@@ -192,6 +201,7 @@ class Retriever:
             candidates=sorted(flat.relevance),
         )
         support = {int(r["node"]): [int(p) for p in r["passages"]] for r in rows}
+        flat.support = support
         return restart.verified_weights(matches, support, flat, rc)
 
     # ------------------------------------------------------------------ ranking
@@ -294,7 +304,7 @@ class Retriever:
             )
             result.graph_nodes, result.graph_relationships = info.nodes, info.relationships
             result.timings["local_projection"] = info.project_s
-            return [_passage(r) for r in rows]
+            return _walked(q, rows)
         leaves = pagerank.leaf_concepts(result.matches)
         folded = self.projection_spec().folded
         try:
@@ -311,7 +321,7 @@ class Retriever:
             rows = pagerank.pagerank(
                 self.store, self.rc, ns, graph, result.restart, want, folded=folded, leaves=leaves
             )
-        return [_passage(r) for r in rows]
+        return _walked(q, rows)
 
     def answer(
         self,

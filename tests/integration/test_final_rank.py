@@ -1,14 +1,21 @@
 """The final ranking on the real Neo4j + GDS: on the global and the local walk the vector
 ranking's sure first passage is pinned first and the walk's order kept below it, the stage's time
-is in the result's timings, and the paper's preset leaves the walk's order as it is."""
+is in the result's timings, and the paper's preset leaves the walk's order as it is. The learned
+ranking (`final_rank="learned"`) returns the shipped model's order of what the walk and the flat
+rankings found, on either walk, for a question that links no concept, and on a namespace of
+another embedder."""
 
 from __future__ import annotations
 
 import pytest
 
 from terag_neo4j.client import TeragClient
-from terag_neo4j.retrieval import final_rank
+from terag_neo4j.config import Settings
+from terag_neo4j.embeddings import DEFAULT_MODEL
+from terag_neo4j.retrieval import final_rank, learned
 from terag_neo4j.retrieval.flat import flat_ranking
+
+from .conftest import SAMPLE
 
 pytestmark = pytest.mark.integration
 
@@ -64,3 +71,69 @@ def test_the_papers_preset_keeps_the_walks_order(sample_client: TeragClient) -> 
     r.settings = sample_client.settings.with_overrides(preset="paper")
     res = r.retrieve(QUESTIONS[0], top_k=4)
     assert "final" not in res.timings
+
+
+def learned_ids(client: TeragClient, question: str, k: int) -> tuple[list[str], list[str]]:
+    """The learned ranking's ids for `question`, and the shipped model's order of the inputs the
+    final stage saw, read apart from the stage."""
+    r = client.retriever
+    seen: list[learned.Inputs] = []
+    r.probe = seen.append
+    try:
+        res = r.retrieve(question, top_k=k)
+    finally:
+        r.probe = None
+    assert res.mode == "pagerank" and "final" in res.timings and len(seen) == 1
+    order = [n for n, _ in learned.shipped().rank(seen[0])][:k]
+    rows = client.store.read("passages_by_node", nodes=order)
+    by_node = {int(row["node"]): str(row["id"]) for row in rows}
+    assert [p.score for p in res.passages] == sorted((p.score for p in res.passages), reverse=True)
+    return [p.id for p in res.passages], [by_node[n] for n in order]
+
+
+@pytest.mark.parametrize("scope", ["global", "local"])
+def test_the_learned_ranking_is_the_models_order_on_either_walk(
+    sample_client: TeragClient, scope: str
+) -> None:
+    r = sample_client.retriever
+    base = sample_client.settings
+    r.settings = base.with_overrides(retrieval={"walk": scope, "final_rank": "learned"})
+    try:
+        for q in QUESTIONS:
+            ids, want = learned_ids(sample_client, q, 4)
+            assert ids == want and len(ids) == 4
+        res = r.retrieve("Which city is the headquarters of Volkswagen?", top_k=3)
+        assert res.walk == scope and "Wolfsburg" in res.passages[0].text
+    finally:
+        r.settings = base
+
+
+def test_a_question_that_links_no_concept_is_ranked_by_the_model(
+    sample_client: TeragClient,
+) -> None:
+    r = sample_client.retriever
+    base = sample_client.settings
+    r.settings = base.with_overrides(retrieval={"final_rank": "learned"})
+    try:
+        q = "which factory town builds the small rounded people's car?"
+        res = r.retrieve(q, top_k=3)
+        assert not res.matches and res.mode == "pagerank", res.matches
+        ids, want = learned_ids(sample_client, q, 3)
+        assert ids == want
+    finally:
+        r.settings = base
+
+
+def test_another_embedders_namespace_ranks_alike(base_settings: Settings, namespace: str) -> None:
+    """MiniLM's cosines sit on another scale than bge-small's: scaled per question, the model
+    puts the same passage first."""
+    settings = base_settings.with_overrides(
+        embedding_model=DEFAULT_MODEL, retrieval={"final_rank": "learned"}
+    )
+    with TeragClient(settings, namespace=namespace) as client:
+        client.index([SAMPLE], progress=False)
+        res = client.retrieve("Which city is the headquarters of Volkswagen?", top_k=3)
+        assert res.mode == "pagerank" and "final" in res.timings
+        assert "Wolfsburg" in res.passages[0].text
+        ids, want = learned_ids(client, "Who designed the Volkswagen Beetle?", 3)
+        assert ids == want

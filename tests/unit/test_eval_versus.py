@@ -49,3 +49,12 @@ def test_the_table_prints_plus_wins_minus_losses_and_the_report_carries_it() -> 
             "fallbacks": 0,
         }
     assert "| terag-spacy | +1/-1 | +1/-0 | +2/-1 | +2/-0 |" in markdown_report([full])
+
+
+def test_a_walk_order_row_is_the_walk_baseline() -> None:
+    result = copy.deepcopy(RESULT)
+    result["methods"]["terag-spacy/walk_order"] = row("walk_order", [(0, 1), (1, 1), (0, 0)])
+    vs = versus(result)
+    assert vs["terag-spacy"]["walk"] == {"R@2": [1, 0], "R@5": [1, 0]}
+    table = versus_table(result)
+    assert table is not None and "| vs walk R@2 | vs walk R@5 |" in table

@@ -40,6 +40,12 @@ COMMANDS: dict[str, str] = {
     "bench-soak": (
         "Mixed traffic on two services for minutes while Neo4j restarts and one is killed twice"
     ),
+    "bench-final-rank-features": (
+        "the learned final ranking's training data: features and labels per question"
+    ),
+    "bench-final-rank-train": (
+        "rebuild the learned final ranking and print its leave-one-corpus-out table"
+    ),
 }
 
 
@@ -182,6 +188,8 @@ def register_cli(subparsers: Any) -> None:
     from terag_bench.chunking_bench import register_cli as register_chunking
     from terag_bench.documents_bench import register_cli as register_documents
     from terag_bench.extraction_bench import register_cli as register_extraction
+    from terag_bench.final_rank_data import register_cli as register_final_rank_features
+    from terag_bench.final_rank_train import register_cli as register_final_rank_train
     from terag_bench.ingest import register_cli as register_ingest
     from terag_bench.isolation import register_cli as register_isolation
     from terag_bench.latency import register_cli as register_latency
@@ -200,6 +208,8 @@ def register_cli(subparsers: Any) -> None:
     register_documents(subparsers)
     register_chunking(subparsers)
     register_soak(subparsers)
+    register_final_rank_features(subparsers)
+    register_final_rank_train(subparsers)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

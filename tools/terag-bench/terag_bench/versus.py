@@ -1,5 +1,6 @@
 """Per-question wins and losses of each method against the flat baselines a user already has:
-dense retrieval and BM25 + dense fused by reciprocal rank (the `flat` row).
+dense retrieval and BM25 + dense fused by reciprocal rank (the `flat` row), and against the
+walk's own order (the `walk_order` row: what a final ranking changes).
 
 A mean hides a method that is better on some questions and worse on as many others; the count of
 questions where it scores higher and lower than the baseline shows it. Computed from the bench
@@ -11,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 # The baselines every method is compared with, by the row that measures each.
-BASES = ("dense", "flat")
+BASES = ("dense", "flat", "walk")
 
 
 def _base_rows(result: dict[str, Any]) -> dict[str, str]:
@@ -23,6 +24,8 @@ def _base_rows(result: dict[str, Any]) -> dict[str, str]:
             rows.setdefault("dense", name)
         elif s.get("variant") == "flat":
             rows.setdefault("flat", name)
+        elif s.get("variant") == "walk_order":
+            rows.setdefault("walk", name)
     return rows
 
 
@@ -80,6 +83,6 @@ def versus_table(result: dict[str, Any]) -> str | None:
     rows.append("")
     rows.append(
         "Questions where the method scores higher (+) and lower (-) than the baseline "
-        "(dense; flat = BM25 + dense by reciprocal rank)."
+        "(dense; flat = BM25 + dense by reciprocal rank; walk = the walk's order)."
     )
     return "\n".join(rows)

@@ -1,0 +1,225 @@
+"""The learned final ranking (`final_rank="learned"`): a small logistic model scores the union of
+the walk's, the vector ranking's and the full-text ranking's top passages.
+
+Why: one fixed rule cannot know when to trust which signal. Where the embedder is sure (a wide
+margin between its first and second passage) and BM25 agrees, its first passage belongs first;
+where the question links specific concepts and the walk's mass sits on passages neither flat
+ranking saw, the walk's chain does. The model reads these per question and per passage
+(`FEATURES`), every score scaled within the question's own ranking, so an embedder or an index of
+another scale ranks the same way.
+
+The weights are data (`terag_neo4j/data/final_rank_v1.json`), trained offline by
+`terag-bench final-rank-train` from the bench sets' training questions, chosen by
+leave-one-corpus-out validation (docs/retrieval.md). Nothing is trained at run time; scoring is
+a dot product per candidate (about 40 candidates, microseconds).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from terag_neo4j.errors import TeragError
+
+MODEL_FILE = "final_rank_v1.json"
+FORMAT = "terag-final-rank/1"
+# Each flat channel's passages taken as candidates, and the walk's.
+FLAT_CANDIDATES = 10
+WALK_CANDIDATES = 20
+# A channel's raw scores are scaled between its first passage and the one at this rank
+# (or its last), per question: the scale of Lucene's BM25 or of an embedder's cosine drops out.
+SCALE_DEPTH = 50
+
+
+class ModelError(TeragError, ValueError):
+    """A final-rank model file that cannot be used; the message says why."""
+
+
+@dataclass
+class Inputs:
+    """What the final ranking sees of one question: each ranking as (node, score) best first,
+    the linked concepts (node, frequency, weight) and which ranked passages name each."""
+
+    walk: list[tuple[int, float]]
+    text: list[tuple[int, float]]
+    vector: list[tuple[int, float]]
+    linked: list[tuple[int, int, float]] = field(default_factory=list)
+    support: dict[int, list[int]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "walk": self.walk,
+            "text": self.text,
+            "vector": self.vector,
+            "linked": self.linked,
+            "support": {str(k): v for k, v in self.support.items()},
+        }
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Inputs:
+        return cls(
+            [(int(n), float(s)) for n, s in d["walk"]],
+            [(int(n), float(s)) for n, s in d["text"]],
+            [(int(n), float(s)) for n, s in d["vector"]],
+            [(int(n), int(f), float(w)) for n, f, w in d["linked"]],
+            {int(k): [int(p) for p in v] for k, v in d["support"].items()},
+        )
+
+
+FEATURES = (
+    # per passage: each channel's reciprocal rank and scaled score (0 where it is absent)
+    "walk_rr",
+    "walk_mass",
+    "vec_rr",
+    "vec_score",
+    "text_rr",
+    "text_score",
+    "channels",  # share of the three channels with it among their candidates
+    "linked_named",  # log(1 + linked concepts it names)
+    "linked_specific",  # sum over them of 1 / passages naming the concept
+    # per question
+    "margin",  # the vector ranking's first minus second, in its scaled units
+    "bm25_agrees",  # the full-text ranking's reciprocal rank of the vector ranking's first
+    "linked",  # log(1 + linked concepts)
+    "specificity",  # 1 / passages naming the most specific linked concept
+    "walk_outside",  # share of the walk's candidate mass on passages neither flat ranking has
+    # when to trust which signal
+    "vec_rr_x_margin",
+    "vec_rr_x_agrees",
+    "walk_rr_x_specificity",
+    "walk_rr_x_outside",
+    "text_rr_x_agrees",
+    "vec_rr_x_unlinked",
+    "bias",
+)
+
+
+def _scaled(ranking: Sequence[tuple[int, float]]) -> dict[int, float]:
+    """Scores in [0, 1] within the ranking: its first 1, its `SCALE_DEPTH`th (or last) 0."""
+    if not ranking:
+        return {}
+    hi = ranking[0][1]
+    lo = ranking[min(len(ranking), SCALE_DEPTH) - 1][1]
+    if hi <= lo:
+        return {n: 1.0 for n, _ in ranking}
+    return {n: min(max((s - lo) / (hi - lo), 0.0), 1.0) for n, s in ranking}
+
+
+def _rr(ranking: Sequence[tuple[int, float]], depth: int) -> dict[int, float]:
+    return {n: 1.0 / (i + 1) for i, (n, _) in enumerate(ranking[:depth])}
+
+
+def candidates(x: Inputs) -> list[int]:
+    """The union of the walk's and both flat rankings' top passages, the walk's first."""
+    out = dict.fromkeys(n for n, _ in x.walk[:WALK_CANDIDATES])
+    for ranking in (x.vector, x.text):
+        out.update(dict.fromkeys(n for n, _ in ranking[:FLAT_CANDIDATES]))
+    return list(out)
+
+
+def features(x: Inputs) -> tuple[list[int], list[list[float]]]:
+    """The candidates and one row of `FEATURES` each."""
+    nodes = candidates(x)
+    walk_rr, vec_rr, text_rr = (
+        _rr(x.walk, WALK_CANDIDATES),
+        _rr(x.vector, FLAT_CANDIDATES),
+        _rr(x.text, FLAT_CANDIDATES),
+    )
+    top_mass = x.walk[0][1] if x.walk and x.walk[0][1] > 0 else 1.0
+    mass = {n: s / top_mass for n, s in x.walk[:WALK_CANDIDATES]}
+    vec, text = _scaled(x.vector), _scaled(x.text)
+    margin = (
+        vec.get(x.vector[0][0], 0.0) - vec.get(x.vector[1][0], 0.0) if len(x.vector) > 1 else 0.0
+    )
+    agrees = 0.0
+    if x.vector and x.text:
+        first = x.vector[0][0]
+        agrees = next((1.0 / (i + 1) for i, (n, _) in enumerate(x.text) if n == first), 0.0)
+    freq = {c: f for c, f, w in x.linked if w > 0}
+    named: dict[int, list[int]] = {}
+    for c, passages in x.support.items():
+        if c in freq:
+            for p in passages:
+                named.setdefault(p, []).append(freq[c])
+    linked = math.log1p(len(freq))
+    specificity = 1.0 / max(min(freq.values()), 1) if freq else 0.0
+    flat_top = set(vec_rr) | set(text_rr)
+    walk_total = sum(mass.values())
+    outside = (
+        sum(m for n, m in mass.items() if n not in flat_top) / walk_total if walk_total > 0 else 0.0
+    )
+    rows = []
+    for n in nodes:
+        w_rr, v_rr, t_rr = walk_rr.get(n, 0.0), vec_rr.get(n, 0.0), text_rr.get(n, 0.0)
+        fs = named.get(n, [])
+        rows.append(
+            [
+                w_rr,
+                mass.get(n, 0.0),
+                v_rr,
+                vec.get(n, 0.0),
+                t_rr,
+                text.get(n, 0.0),
+                ((n in walk_rr) + (n in vec_rr) + (n in text_rr)) / 3.0,
+                math.log1p(len(fs)),
+                sum(1.0 / max(f, 1) for f in fs),
+                margin,
+                agrees,
+                linked,
+                specificity,
+                outside,
+                v_rr * margin,
+                v_rr * agrees,
+                w_rr * specificity,
+                w_rr * outside,
+                t_rr * agrees,
+                v_rr * (linked == 0.0),
+                1.0,
+            ]
+        )
+    return nodes, rows
+
+
+@dataclass(frozen=True)
+class Model:
+    """A logistic model over `FEATURES`: the score of a candidate is w . features."""
+
+    weights: tuple[float, ...]
+    version: str = ""
+
+    def score(self, row: Sequence[float]) -> float:
+        return sum(w * v for w, v in zip(self.weights, row, strict=True))
+
+    def rank(self, x: Inputs) -> list[tuple[int, float]]:
+        """The candidates best first, each with its probability; ties keep the walk's order."""
+        nodes, rows = features(x)
+        scored = [
+            (n, 1.0 / (1.0 + math.exp(-self.score(r))), i)
+            for i, (n, r) in enumerate(zip(nodes, rows, strict=True))
+        ]
+        scored.sort(key=lambda t: (-t[1], t[2]))
+        return [(n, p) for n, p, _ in scored]
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Model:
+        if data.get("format") != FORMAT:
+            raise ModelError(f"final-rank model format {data.get('format')!r}, expected {FORMAT!r}")
+        names = list(data.get("features") or [])
+        if names != list(FEATURES):
+            raise ModelError("final-rank model features differ from this version's: rebuild it")
+        weights = [float(w) for w in data["weights"]]
+        if len(weights) != len(FEATURES) or not all(math.isfinite(w) for w in weights):
+            raise ModelError("final-rank model weights are not one finite number per feature")
+        return cls(tuple(weights), str(data.get("version", "")))
+
+
+@cache
+def shipped() -> Model:
+    """The packaged model (`terag_neo4j/data/final_rank_v1.json`), read once."""
+    text = resources.files("terag_neo4j").joinpath("data", MODEL_FILE).read_text(encoding="utf-8")
+    return Model.from_json(json.loads(text))
