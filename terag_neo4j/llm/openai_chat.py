@@ -420,7 +420,8 @@ class OpenAILLM:
             except self._openai.OpenAIError as exc:
                 raise self._translate(exc) from exc
             return
-        if listed and self.name not in listed:
+        # Ollama lists `name:latest` for a model asked for as `name`
+        if listed and self.name not in listed and f"{self.name}:latest" not in listed:
             raise self._unknown_model(listed)
 
     def map(
