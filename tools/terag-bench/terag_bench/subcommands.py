@@ -37,6 +37,9 @@ COMMANDS: dict[str, str] = {
         "Reading a generated long PDF: seconds and peak memory (tracemalloc and RSS)"
     ),
     "bench-chunking": "Splitting exports of 10k to 1M one-line paragraphs into passages: seconds",
+    "bench-llm-parity": (
+        "The same Ollama model through ollama: and openai: (/v1): identical concepts, tokens"
+    ),
 }
 
 
@@ -182,6 +185,7 @@ def register_cli(subparsers: Any) -> None:
     from terag_bench.ingest import register_cli as register_ingest
     from terag_bench.isolation import register_cli as register_isolation
     from terag_bench.latency import register_cli as register_latency
+    from terag_bench.llm_parity import register_cli as register_llm_parity
     from terag_bench.load import register_cli as register_load
     from terag_bench.scale import register_cli as register_scale
     from terag_bench.serve_load import register_cli as register_serve_load
@@ -195,6 +199,7 @@ def register_cli(subparsers: Any) -> None:
     register_isolation(subparsers)
     register_documents(subparsers)
     register_chunking(subparsers)
+    register_llm_parity(subparsers)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
