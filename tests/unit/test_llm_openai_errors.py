@@ -40,6 +40,9 @@ class StandIn:
     replies: list[Reply]
     models: list[str] | None = field(default_factory=lambda: ["small-model", "big-model"])
     requests: list[dict[str, Any]] = field(default_factory=list)
+    delay_s: float = 0.0  # how long each reply takes
+    in_flight: int = 0
+    most_in_flight: int = 0
 
 
 def completion(
@@ -119,7 +122,14 @@ def standin() -> Iterator[StandIn]:
             with lock:
                 state.requests.append({"path": self.path, "at": time.monotonic(), **body})
                 reply = state.replies.pop(0) if state.replies else Reply(500, {"error": {}})
-            self._send(reply)
+                state.in_flight += 1
+                state.most_in_flight = max(state.most_in_flight, state.in_flight)
+            time.sleep(state.delay_s)
+            try:
+                self._send(reply)
+            finally:
+                with lock:
+                    state.in_flight -= 1
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
@@ -263,3 +273,22 @@ def test_a_refused_response_format_is_asked_again_without_it(standin: StandIn) -
     assert comp.text == '{"answer": "x"}'
     assert standin.requests[0]["response_format"] == {"type": "json_object"}
     assert "response_format" not in standin.requests[1]
+
+
+def test_llm_concurrency_bounds_the_calls_in_flight(standin: StandIn) -> None:
+    usage = {"prompt_tokens": 2, "completion_tokens": 1}
+    standin.replies = [Reply(body=completion("ok", usage=usage)) for _ in range(6)]
+    standin.delay_s = 0.2
+    llm = llm_for(standin, llm_concurrency=2)
+    # two threads calling while map's two workers call: without the bound, four in flight
+    threads = [
+        threading.Thread(target=llm.complete, args=("b",), kwargs={"stage": Stage.ANSWER})
+        for _ in range(2)
+    ]
+    for t in threads:
+        t.start()
+    done = llm.map(["a"] * 4, stage=Stage.EXTRACTION)
+    for t in threads:
+        t.join()
+    assert len(done) == 4 and len(standin.requests) == 6
+    assert standin.most_in_flight == 2
