@@ -26,6 +26,9 @@ def register_cli(subparsers: Any) -> None:
     )
     s.add_argument("dataset", help="dataset folder, or its name under $TERAG_DATASETS")
     s.add_argument("--passages", type=int, default=200, help="first N passages of the corpus")
+    s.add_argument(
+        "--start", type=int, default=0, help="skip the first S passages (a rerun goes on)"
+    )
     s.add_argument("--out", type=Path, default=Path("bench") / "results")
     s.set_defaults(func=cmd_llm_parity)
 
@@ -94,9 +97,9 @@ def cmd_llm_parity(args: Any) -> int:
     passages = [
         Passage(id=d.id, doc_id=d.id, position=0, title=d.title, text=d.text.strip())
         for d in dataset.documents
-    ][: args.passages]
+    ][args.start : args.start + args.passages]
     args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / f"llm-parity-{Path(args.dataset).name}.json"
+    path = args.out / f"llm-parity-{Path(args.dataset).name}-from{args.start}.json"
     result = compare(settings, passages, path)
     path.write_text(json.dumps(result, indent=2), encoding="utf-8")  # the whole run
     ti, to = result["tokens"]["ollama"][:2]
