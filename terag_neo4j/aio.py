@@ -43,7 +43,10 @@ from terag_neo4j.store import ClientClosed, NamespaceInfo
 
 if TYPE_CHECKING:
     from langchain_core.documents import Document as LCDocument
+    from langchain_core.language_models import BaseChatModel
     from neo4j import Driver
+
+    from terag_neo4j.llm import LLM
 
 T = TypeVar("T")
 
@@ -104,7 +107,8 @@ class AsyncTeragClient:
     `max_workers` bounds how many calls run at once (default: the event loop's default executor,
     as `asyncio.to_thread` uses). Wrap an existing client with `AsyncTeragClient.wrap(client)`;
     a wrapped client is not closed by `aclose()`. `driver=` hands in your own `neo4j.Driver`,
-    which stays yours to close (see `TeragClient`).
+    which stays yours to close (see `TeragClient`). `llm=` hands in a LangChain chat model for
+    extraction, query NER and answers (see `TeragClient`).
     """
 
     def __init__(
@@ -113,9 +117,10 @@ class AsyncTeragClient:
         *,
         max_workers: int | None = None,
         driver: Driver | None = None,
+        llm: BaseChatModel | LLM | None = None,
         **overrides: Any,
     ) -> None:
-        self._sync = TeragClient(settings, driver=driver, **overrides)
+        self._sync = TeragClient(settings, driver=driver, llm=llm, **overrides)
         self._owns_client = True
         self._executor = ThreadPoolExecutor(max_workers, "terag") if max_workers else None
         self._warm = False

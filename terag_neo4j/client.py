@@ -26,7 +26,7 @@ from terag_neo4j.indexing.extraction import ExtractionCache, make_extractor
 from terag_neo4j.indexing.loading import document_id_candidates, load_documents
 from terag_neo4j.indexing.pipeline import Indexer, IngestReport
 from terag_neo4j.indexing.sync import sync_folders
-from terag_neo4j.llm import OllamaLLM, TokenLedger
+from terag_neo4j.llm import LLM, TokenLedger, make_llm
 from terag_neo4j.local.neo4j_home import connection_target
 from terag_neo4j.retrieval.reranked import RerankedRetriever
 from terag_neo4j.store import (
@@ -40,6 +40,7 @@ from terag_neo4j.store.namespace_embedder import NamespaceEmbedders
 
 if TYPE_CHECKING:
     from langchain_core.documents import Document as LCDocument
+    from langchain_core.language_models import BaseChatModel
     from neo4j import Driver
 
 log = logging.getLogger(__name__)
@@ -61,6 +62,9 @@ class TeragClient:
     `embedder=` hands in an `Embedder` already loaded, for TERAG_EMBEDDING_MODEL's place.
     `extractor=` is a backend name (the setting) or an `Extractor` built elsewhere (the bench's
     replayed LLM extractions), which indexes and does query NER for namespaces built with it.
+    `llm=` hands in a LangChain chat model (any `BaseChatModel`: ChatOpenAI, ChatOllama...) for
+    TERAG_LLM_MODEL's place: it extracts, does query NER and answers, its tokens read from its
+    `usage_metadata` into `ledger`.
     """
 
     def __init__(
@@ -70,6 +74,7 @@ class TeragClient:
         driver: Driver | None = None,
         embedder: Embedder | None = None,
         extractor: ExtractorName | Extractor | None = None,
+        llm: BaseChatModel | LLM | None = None,
         **overrides: Any,
     ) -> None:
         overrides |= {"extractor": extractor} if isinstance(extractor, str) else {}
@@ -82,7 +87,8 @@ class TeragClient:
             if driver is None
             else GraphStore.from_driver(driver, self.settings)
         )
-        self._llm: OllamaLLM | None = None
+        self._llm: LLM | None = None
+        self._llm_given = llm
         self._extractor: Extractor | None = None if isinstance(extractor, str) else extractor
         self._embedders: dict[str, CachedEmbedder] = {}  # by model_id
         if embedder is not None:
@@ -102,11 +108,13 @@ class TeragClient:
     # ------------------------------------------------------------------ lazily built parts
 
     @property
-    def llm(self) -> OllamaLLM:
+    def llm(self) -> LLM:
+        """The LLM of extraction, query NER and answers: the chat model handed in as `llm=`,
+        else the backend TERAG_LLM_MODEL names."""
         if self._llm is None:
             with self._build_lock:
                 if self._llm is None:
-                    self._llm = OllamaLLM(self.settings, self.ledger)
+                    self._llm = make_llm(self.settings, self.ledger, self._llm_given)
         return self._llm
 
     @property

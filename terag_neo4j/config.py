@@ -25,6 +25,8 @@ from pydantic_settings.exceptions import SettingsError as EnvParseError
 from terag_neo4j.errors import TeragError
 from terag_neo4j.recipes import KNOBS, KnobError, PresetName, RetrievalConfig, resolve
 
+LLMBackend = Literal["ollama", "openai"]
+LLM_BACKENDS: tuple[str, ...] = ("ollama", "openai")
 ExtractorName = Literal["ollama", "spacy"]
 BOLT_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 
@@ -86,7 +88,12 @@ class Settings(BaseSettings):
     query_cache_size: int = Field(default=0, ge=0)
 
     # --- LLM ---
+    # Which model extracts, does query NER and answers, and through what: a bare name or
+    # `ollama:<model>` (the Ollama at OLLAMA_HOST), `openai:<model>` (any /v1/chat/completions
+    # server at TERAG_LLM_URL, with its key from TERAG_LLM_API_KEY)
     llm_model: str = "terag-smollm2"
+    llm_url: str | None = None
+    llm_api_key: SecretStr | None = None
     llm_temperature: float = Field(default=0.0, ge=0)
     llm_num_ctx: int = Field(default=2048, ge=1)
     llm_max_tokens: int = Field(default=256, ge=1)
@@ -218,6 +225,27 @@ class Settings(BaseSettings):
                 f"TERAG_CHUNK_TOKENS ({self.chunk_tokens})"
             )
         return self
+
+    @field_validator("llm_model", mode="after")
+    @classmethod
+    def _llm_spec(cls, v: str) -> str:
+        prefix, sep, rest = v.strip().partition(":")
+        if sep and prefix.lower() in LLM_BACKENDS and not rest.strip():
+            raise ValueError(f"names no model after {prefix}: (e.g. {prefix}:qwen2.5:7b)")
+        return v.strip()
+
+    @property
+    def llm_backend(self) -> LLMBackend:
+        """The LLM backend TERAG_LLM_MODEL names: `openai:` or Ollama (bare or `ollama:`)."""
+        prefix, sep, _ = self.llm_model.partition(":")
+        return "openai" if sep and prefix.lower() == "openai" else "ollama"
+
+    @property
+    def llm_name(self) -> str:
+        """TERAG_LLM_MODEL without its backend prefix: the name the server knows the model by
+        (an Ollama name keeps its own `:tag`)."""
+        prefix, sep, rest = self.llm_model.partition(":")
+        return rest.strip() if sep and prefix.lower() in LLM_BACKENDS else self.llm_model
 
     @model_validator(mode="after")
     def _budget_needs_llm(self) -> Self:

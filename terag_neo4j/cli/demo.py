@@ -28,6 +28,9 @@ def ollama_in_background(settings: Any) -> Future[str]:
     from terag_neo4j.local.services import ensure_ollama
 
     done: Future[str] = Future()
+    if settings.llm_backend != "ollama":  # the reader is a server of the user's: nothing to start
+        done.set_result(str(settings.llm_url or ""))
+        return done
 
     def run() -> None:
         try:

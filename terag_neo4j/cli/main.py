@@ -69,7 +69,7 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str]) -> int:
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(levelname)s %(name)s: %(message)s",
     )
-    for noisy in ("neo4j", "httpx", "sentence_transformers", "urllib3"):
+    for noisy in ("neo4j", "httpx", "httpx2", "openai", "sentence_transformers", "urllib3"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     if not args.verbose:
         # The driver logs each retry of a lost connection; the one-line error below says it all.

@@ -47,8 +47,15 @@ def format_retrieval(res: Any) -> str:
         lines.append(f"{i}. [{p.score:.4f}] {p.title} ({p.id})\n   {snippet}")
         lines.append(f"   [{i}] {citation(getattr(p, 'provenance', None), p.doc_id)}")
     t = ", ".join(f"{k} {v * 1000:.0f}ms" for k, v in res.timings.items())
-    lines.append(f"timings: {t}; tokens: {res.input_tokens} in / {res.output_tokens} out")
+    lines.append(f"timings: {t}; tokens: {tokens(res.input_tokens, res.output_tokens)}")
     return "\n".join(lines)
+
+
+def tokens(tin: int | None, tout: int | None) -> str:
+    """An LLM call's counts as reports show them: unknown where the server sent none."""
+    if tin is None or tout is None:
+        return "unknown (the LLM server sent no counts)"
+    return f"{tin} in / {tout} out"
 
 
 def citation(provenance: Any, doc_id: str) -> str:
@@ -63,6 +70,8 @@ def format_answer(ans: Any) -> str:
     """The answer, then a citation line for each passage its markers name, then its claims
     that name none."""
     lines = [f"answer: {ans.answer}"]
+    if getattr(ans, "cut", False):
+        lines[0] += "  (cut: the reply reached the reader's token cap)"
     lines += [f"  [{c.marker}] {citation(c.provenance, c.doc_id)}" for c in ans.citations]
     lines += [f"  uncited: {claim}" for claim in ans.uncited]
     return "\n".join(lines)

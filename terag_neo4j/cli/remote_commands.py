@@ -263,19 +263,20 @@ def _ask(args: argparse.Namespace, service: Service) -> int:
 
 def answer_text(ans: dict[str, Any]) -> str:
     """`terag ask`'s text of the service's answer (its JSON, or a stream's `done` line)."""
-    from terag_neo4j.cli.output import format_answer, format_retrieval
+    from terag_neo4j.cli.output import format_answer, format_retrieval, tokens
 
     r = ans["retrieval"]
-    tokens = (
-        f"tokens: retrieval {r['input_tokens']} in / {r['output_tokens']} out, answer "
-        f"{ans['input_tokens']} in / {ans['output_tokens']} out"
+    spent = (
+        f"tokens: retrieval {tokens(r['input_tokens'], r['output_tokens'])}, answer "
+        f"{tokens(ans['input_tokens'], ans['output_tokens'])}"
     )
     cited = SimpleNamespace(
         answer=ans["answer"],
         citations=[SimpleNamespace(**c) for c in ans.get("citations", [])],
         uncited=ans.get("uncited", []),
+        cut=ans.get("cut", False),
     )
-    return f"{format_answer(cited)}\n\n{format_retrieval(view(r))}\n\n{tokens}"
+    return f"{format_answer(cited)}\n\n{format_retrieval(view(r))}\n\n{spent}"
 
 
 def _print_streamed(service: Service, path: str, body: dict[str, Any], out: TextIO) -> None:

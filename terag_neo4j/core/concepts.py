@@ -206,3 +206,5 @@ class Extraction:
     output_tokens: int = 0
     cached: bool = False
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    # False: the LLM server sent no token counts; the 0s above are no measurement
+    tokens_known: bool = True

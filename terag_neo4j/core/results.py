@@ -80,8 +80,9 @@ class RetrievalResult:
     mode: Mode
     fallback_reason: str | None = None
     timings: dict[str, float] = field(default_factory=dict)
-    input_tokens: int = 0
-    output_tokens: int = 0
+    # The LLM's tokens as its server counted them; None: it sent no counts (unknown)
+    input_tokens: int | None = 0
+    output_tokens: int | None = 0
     # How the walk ran: "global" (the namespace's projection) or "local" (the question's
     # neighbourhood), its graph's size, and the restart vector it started from
     walk: str = ""
@@ -116,12 +117,14 @@ class Citation:
 class AnswerResult:
     answer: str
     retrieval: RetrievalResult
-    input_tokens: int
-    output_tokens: int
+    input_tokens: int | None  # None: the LLM server sent no counts
+    output_tokens: int | None
     # The passages the answer's markers name, in order of first use, and its sentences that
     # carry no marker (a claim the reader did not attribute)
     citations: list[Citation] = field(default_factory=list)
     uncited: list[str] = field(default_factory=list)
+    # The reply stopped at the reader's token cap: the answer is what came before it
+    cut: bool = False
 
 
 __all__ = [

@@ -44,6 +44,8 @@ class IngestReport:
     output_tokens: int = 0
     cached_input_tokens: int = 0  # what the extractions taken from the cache cost when made
     cached_output_tokens: int = 0
+    # Extractions whose LLM server sent no token counts: the counts above leave them out
+    tokens_unknown: int = 0
     concepts_touched: int = 0
     # Budget mode: β, the selection rule and merge, the core size it asks for, the core passages
     # chosen and merged by this run, and the core extractions paid now or taken from the cache
@@ -84,6 +86,7 @@ class IngestReport:
                 self.input_tokens += e.input_tokens
                 self.output_tokens += e.output_tokens
             cached += e.cached
+            self.tokens_unknown += not e.tokens_known
             self.warnings.extend(e.warnings)
         return cached, len(extractions) - cached
 
@@ -130,6 +133,14 @@ class IngestReport:
     @property
     def passages_per_s(self) -> float:
         return self.passages_new / self.total_s if self.total_s else 0.0
+
+    def _unknown_detail(self) -> str:
+        if not self.tokens_unknown:
+            return ""
+        return (
+            f"; token counts unknown for {self.tokens_unknown} extractions (the LLM server sent "
+            "none; the counts leave them out)"
+        )
 
     def to_record(self) -> dict[str, Any]:
         """Flat properties for the persisted `IngestRun` node."""
@@ -184,7 +195,8 @@ class IngestReport:
             f"  tokens spent: {self.input_tokens} in / {self.output_tokens} out on "
             f"{self.extracted_fresh} extractions ({self.extracted_cached} more from cache, made for "
             f"{self.cached_input_tokens} in / {self.cached_output_tokens} out) = "
-            f"{self.input_per_passage:.1f} in / {self.output_per_passage:.1f} out per passage\n"
+            f"{self.input_per_passage:.1f} in / {self.output_per_passage:.1f} out per passage"
+            f"{self._unknown_detail()}\n"
             f"  time: {self.total_s:.1f}s (extract {self.extraction_s:.1f}s, embed "
             f"{self.embedding_s:.1f}s, write {self.write_s:.1f}s) = {self.passages_per_s:.1f} passages/s; "
             f"{self.has_passage} HAS_PASSAGE (+{self.mention_links} mentions, grounded in "

@@ -1,19 +1,23 @@
-"""The one LLM entry point of the project: Ollama chat calls (`ollama_chat`) with a token
-ledger (`ledger`)."""
+"""The one LLM entry point of the project: the `LLM` interface (`base`) every caller uses, its
+backends (`ollama_chat`, the default; `openai_chat`; `langchain_chat`), chosen by `make_llm`
+(`factory`), and the ledger of every call's tokens (`ledger`)."""
 
-from terag_neo4j.llm.ledger import Completion, LLMCall, Message, Stage, TokenLedger, TokenTotals
-from terag_neo4j.llm.ollama_chat import (
+from terag_neo4j.llm.base import LLM, Format
+from terag_neo4j.llm.errors import (
     MAX_RETRY_WAIT_S,
     LLMError,
     LLMUnavailableError,
     ModelNotFoundError,
-    OllamaLLM,
-    is_transient,
 )
+from terag_neo4j.llm.factory import make_llm
+from terag_neo4j.llm.ledger import Completion, LLMCall, Message, Stage, TokenLedger, TokenTotals
+from terag_neo4j.llm.ollama_chat import OllamaLLM, is_transient
 
 __all__ = [
+    "LLM",
     "MAX_RETRY_WAIT_S",
     "Completion",
+    "Format",
     "LLMCall",
     "LLMError",
     "LLMUnavailableError",
@@ -24,4 +28,5 @@ __all__ = [
     "TokenLedger",
     "TokenTotals",
     "is_transient",
+    "make_llm",
 ]

@@ -23,14 +23,26 @@ class Message:
 
 @dataclass(frozen=True)
 class Completion:
+    """One reply. Token counts are the server's own; None where it sent none (an
+    OpenAI-compatible server without a `usage` block): unknown, never a guess."""
+
     text: str
-    input_tokens: int
-    output_tokens: int
+    input_tokens: int | None
+    output_tokens: int | None
     duration_s: float  # wall clock of the successful request, as the caller waited for it
     model: str
     done_reason: str | None
     prompt_eval_s: float | None = None  # server-side time spent on the prompt
     eval_s: float | None = None  # server-side time spent generating
+
+    @property
+    def counted(self) -> bool:
+        return self.input_tokens is not None and self.output_tokens is not None
+
+    @property
+    def cut(self) -> bool:
+        """The reply stopped at the output limit: what came is a prefix, not a whole reply."""
+        return self.done_reason == "length"
 
 
 @dataclass(frozen=True)
@@ -38,10 +50,14 @@ class LLMCall:
     stage: Stage
     run_id: str
     model: str
-    input_tokens: int
-    output_tokens: int
+    input_tokens: int | None  # None: the server sent no count
+    output_tokens: int | None
     duration_s: float
     items: int
+
+    @property
+    def counted(self) -> bool:
+        return self.input_tokens is not None and self.output_tokens is not None
 
 
 @dataclass(frozen=True)
@@ -50,6 +66,8 @@ class TokenTotals:
     input_tokens: int
     output_tokens: int
     items: int
+    # Calls whose server sent no token counts: the counts above leave them out
+    uncounted: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -67,9 +85,10 @@ class TokenTotals:
 def _sum(calls: Sequence[LLMCall]) -> TokenTotals:
     return TokenTotals(
         calls=len(calls),
-        input_tokens=sum(c.input_tokens for c in calls),
-        output_tokens=sum(c.output_tokens for c in calls),
-        items=sum(c.items for c in calls),
+        input_tokens=sum(c.input_tokens or 0 for c in calls if c.counted),
+        output_tokens=sum(c.output_tokens or 0 for c in calls if c.counted),
+        items=sum(c.items for c in calls if c.counted),
+        uncounted=sum(1 for c in calls if not c.counted),
     )
 
 
@@ -109,7 +128,7 @@ class TokenLedger:
     def summary(self, run_id: str | None = None) -> str:
         header = (
             f"{'stage':<18}{'calls':>7}{'items':>7}{'input':>10}{'output':>10}"
-            f"{'in/item':>10}{'out/item':>10}"
+            f"{'in/item':>10}{'out/item':>10}{'unknown':>9}"
         )
         rows = [header, "-" * len(header)]
         stages: list[tuple[str, TokenTotals]] = [
@@ -119,6 +138,12 @@ class TokenLedger:
         for name, t in stages:
             rows.append(
                 f"{name:<18}{t.calls:>7}{t.items:>7}{t.input_tokens:>10}{t.output_tokens:>10}"
-                f"{t.input_per_item:>10.1f}{t.output_per_item:>10.1f}"
+                f"{t.input_per_item:>10.1f}{t.output_per_item:>10.1f}{t.uncounted:>9}"
+            )
+        unknown = self.totals(run_id=run_id).uncounted
+        if unknown:
+            rows.append(
+                f"token counts unknown for {unknown} call(s): the server sent no usage; the "
+                "counts above leave those calls out"
             )
         return "\n".join(rows)

@@ -1,4 +1,4 @@
-"""The one LLM entry point of the project: Ollama chat calls with a token ledger.
+"""The `ollama:` LLM backend (the default): Ollama chat calls with a token ledger.
 
 Token counts are the server's own: ``prompt_eval_count`` (input) and ``eval_count`` (output).
 In Ollama v0.17.4 both runners set ``prompt_eval_count`` to the length of the whole prompt when
@@ -16,8 +16,7 @@ import threading
 import time
 import weakref
 from collections.abc import Generator, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Literal
+from typing import Any
 
 import httpx
 import ollama
@@ -32,24 +31,16 @@ from tenacity import (
 )
 
 from terag_neo4j.config import Settings
-from terag_neo4j.errors import TeragError
-from terag_neo4j.llm.ledger import Completion, LLMCall, Message, Stage, TokenLedger
+from terag_neo4j.llm.base import Format, as_messages, parallel_map, record
+from terag_neo4j.llm.errors import (
+    MAX_RETRY_WAIT_S,
+    LLMError,
+    LLMUnavailableError,
+    ModelNotFoundError,
+)
+from terag_neo4j.llm.ledger import Completion, Message, Stage, TokenLedger
 
 log = logging.getLogger(__name__)
-
-MAX_RETRY_WAIT_S = 8.0
-
-
-class LLMError(TeragError, RuntimeError):
-    """An LLM call failed for a reason retrying does not fix."""
-
-
-class ModelNotFoundError(LLMError):
-    pass
-
-
-class LLMUnavailableError(LLMError):
-    """The server could not be reached or stayed busy through every retry."""
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -62,12 +53,6 @@ def is_transient(exc: BaseException) -> bool:
         exc,
         ConnectionError | httpx.TimeoutException | httpx.NetworkError | httpx.RemoteProtocolError,
     )
-
-
-def _messages(messages: Sequence[Message] | str) -> list[dict[str, str]]:
-    if isinstance(messages, str):
-        return [{"role": "user", "content": messages}]
-    return [{"role": m.role, "content": m.content} for m in messages]
 
 
 def _seconds(nanoseconds: int | None) -> float | None:
@@ -91,7 +76,7 @@ class OllamaLLM:
     ) -> None:
         self.settings = settings
         self.ledger = ledger if ledger is not None else TokenLedger()
-        self.model = settings.llm_model
+        self.model = settings.llm_name  # bare or `ollama:`: the name Ollama knows
         self.host = settings.ollama_host
         self._retry_backoff_s = settings.llm_retry_backoff_s
         # See terag_neo4j.local.ollama.num_thread for why 1 is the default.
@@ -185,18 +170,7 @@ class OllamaLLM:
             prompt_eval_s=_seconds(response.prompt_eval_duration),
             eval_s=_seconds(response.eval_duration),
         )
-        self.ledger.record(
-            LLMCall(
-                stage=Stage(stage),
-                run_id=run_id,
-                model=completion.model,
-                input_tokens=completion.input_tokens,
-                output_tokens=completion.output_tokens,
-                duration_s=duration,
-                items=items,
-            )
-        )
-        return completion
+        return record(self.ledger, completion, stage, run_id, items)
 
     # ---------------------------------------------------------------- API
 
@@ -208,11 +182,11 @@ class OllamaLLM:
         run_id: str = "default",
         items: int = 1,
         max_tokens: int | None = None,
-        format: Literal["", "json"] | dict[str, Any] | None = None,
+        format: Format = None,
     ) -> Completion:
         """One chat completion. `format` constrains the reply as Ollama's `format` does: "json",
         or a JSON schema the reply must match (structured outputs)."""
-        payload = _messages(messages)
+        payload = as_messages(messages)
         options = self._options(max_tokens)
         with self._semaphore:
             try:
@@ -240,13 +214,13 @@ class OllamaLLM:
         run_id: str = "default",
         items: int = 1,
         max_tokens: int | None = None,
-        format: Literal["", "json"] | dict[str, Any] | None = None,
+        format: Format = None,
     ) -> Generator[str, None, Completion]:
         """One chat completion, streamed: yields the reply's pieces as the server sends them and
         returns the `Completion` (the whole text, and the token counts of the last chunk).
 
         Not retried: a retry after some pieces went out would send them twice."""
-        payload = _messages(messages)
+        payload = as_messages(messages)
         options = self._options(max_tokens)
         parts: list[str] = []
         last: ollama.ChatResponse | None = None
@@ -307,11 +281,11 @@ class OllamaLLM:
         run_id: str = "default",
         items: int = 1,
         max_tokens: int | None = None,
-        format: Literal["", "json"] | dict[str, Any] | None = None,
+        format: Format = None,
     ) -> Completion:
         """One chat completion. `format` constrains the reply as Ollama's `format` does: "json",
         or a JSON schema the reply must match (structured outputs)."""
-        payload = _messages(messages)
+        payload = as_messages(messages)
         options = self._options(max_tokens)
         client, semaphore = self._async_for_loop()
         async with semaphore:
@@ -353,18 +327,14 @@ class OllamaLLM:
         max_tokens: int | None = None,
     ) -> list[Completion]:
         """Complete every prompt, `llm_concurrency` at a time; results keep the prompts' order."""
-        if not prompts:
-            return []
-        workers = max(1, min(self.settings.llm_concurrency, len(prompts)))
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ollama") as pool:
-            return list(
-                pool.map(
-                    lambda p: self.complete(
-                        p, stage=stage, run_id=run_id, items=items_per_prompt, max_tokens=max_tokens
-                    ),
-                    prompts,
-                )
-            )
+        return parallel_map(
+            self,
+            prompts,
+            stage=stage,
+            run_id=run_id,
+            items_per_prompt=items_per_prompt,
+            max_tokens=max_tokens,
+        )
 
     def close(self) -> None:
         self._client.close()  # type: ignore[no-untyped-call]  # ollama leaves it unannotated

@@ -74,7 +74,7 @@ def cmd_start(args: argparse.Namespace, settings: Settings | None = None) -> int
     created = srv.ensure_model(settings, server.host)
     what = "created" if created else "present"
     print(f"Ollama at {server.host} (pid {server.pid})")
-    print(f"model {settings.llm_model}: {what}")
+    print(f"model {settings.llm_name}: {what}")
     print(f"log: {server.log_path}")
     return 0
 
@@ -108,8 +108,8 @@ def cmd_status(args: argparse.Namespace, settings: Settings | None = None) -> in
     if not srv.is_reachable(host):
         print(f"server: nothing answers at {host}")
         return 1
-    has = srv.has_model(host, settings.llm_model)
-    print(f"server: {host} answers; model {settings.llm_model}: {'present' if has else 'missing'}")
+    has = srv.has_model(host, settings.llm_name)
+    print(f"server: {host} answers; model {settings.llm_name}: {'present' if has else 'missing'}")
     return 0 if has else 1
 
 

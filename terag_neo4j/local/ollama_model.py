@@ -156,7 +156,7 @@ def ensure_model(
     on another machine.
     """
     url = normalize_host(host or settings.ollama_host)
-    model = name or settings.llm_model
+    model = name or settings.llm_name
     client = ollama.Client(host=url, timeout=600.0)
     spec = models.find_spec(model)
     if spec is None:

@@ -21,7 +21,10 @@ def start_services(settings: Any, *, ollama: bool) -> str | None:
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="terag-start") as pool:
         started_neo4j = pool.submit(neo4j)
         started_ollama: Future[str] | None = (
-            pool.submit(ensure_ollama, settings) if ollama else None
+            # an `openai:` LLM is a server of the user's: no Ollama to start for it
+            pool.submit(ensure_ollama, settings)
+            if ollama and settings.llm_backend == "ollama"
+            else None
         )
         started_neo4j.result()
         return started_ollama.result() if started_ollama is not None else None

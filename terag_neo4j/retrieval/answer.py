@@ -19,7 +19,7 @@ from collections.abc import Generator, Sequence
 from typing import Any
 
 from terag_neo4j.core.results import Citation, RetrievedPassage
-from terag_neo4j.llm import Completion, Message, OllamaLLM, Stage
+from terag_neo4j.llm import LLM, Completion, Message, Stage
 
 READER_SYSTEM = (
     "Answer the question with words copied from the passages: the name, place, date or number "
@@ -137,7 +137,7 @@ def cite(answer: str, passages: Sequence[RetrievedPassage]) -> tuple[list[Citati
 
 
 def read(
-    llm: OllamaLLM, query: str, passages: Sequence[RetrievedPassage], run_id: str = "query"
+    llm: LLM, query: str, passages: Sequence[RetrievedPassage], run_id: str = "query"
 ) -> tuple[str, Completion]:
     """Answer `query` from `passages` with the reader LLM: the answer (one line) and the call,
     whose tokens are in the LLM's ledger under the answer stage."""
@@ -197,7 +197,7 @@ class AnswerStream:
 
 
 def read_stream(
-    llm: OllamaLLM, query: str, passages: Sequence[RetrievedPassage], run_id: str = "query"
+    llm: LLM, query: str, passages: Sequence[RetrievedPassage], run_id: str = "query"
 ) -> Generator[str, None, tuple[str, Completion]]:
     """`read`, streamed: yields the answer value's characters as the model writes them (then
     its citation markers) and returns what `read` returns. The answer is `parse_answer` of the whole reply, so it is the
@@ -213,7 +213,7 @@ def read_stream(
 
 
 def _pieces(
-    llm: OllamaLLM,
+    llm: LLM,
     query: str,
     passages: Sequence[RetrievedPassage],
     run_id: str,

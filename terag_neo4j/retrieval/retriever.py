@@ -30,7 +30,7 @@ from terag_neo4j.core.results import (
 )
 from terag_neo4j.embeddings import AnyEmbedder
 from terag_neo4j.errors import TeragError
-from terag_neo4j.llm import OllamaLLM, TokenLedger
+from terag_neo4j.llm import LLM, TokenLedger
 from terag_neo4j.recipes import RetrievalConfig
 from terag_neo4j.retrieval import learned, pagerank, restart
 from terag_neo4j.retrieval.answer import READER_MAX_TOKENS as READER_MAX_TOKENS  # re-exported
@@ -69,7 +69,7 @@ class Retriever:
         store: GraphStore,
         query_extractor: Extractor,
         embedder: AnyEmbedder,
-        llm: Callable[[], OllamaLLM] | None = None,
+        llm: Callable[[], LLM] | None = None,
         *,
         extractor_for: Callable[[str], Extractor] | None = None,
         embedders: NamespaceEmbedders | None = None,
@@ -138,7 +138,7 @@ class Retriever:
 
     def query_entities(
         self, query: str, run_id: str, namespace: str | None = None
-    ) -> tuple[list[Concept], int, int]:
+    ) -> tuple[list[Concept], int | None, int | None]:
         """Query NER with `extractor_for(namespace)` when set (the namespace's own backend)."""
         extractor = (
             self.extractor_for(namespace)
@@ -257,7 +257,8 @@ class Retriever:
         timings["projection"] = time.perf_counter() - t
 
         t = time.perf_counter()
-        tin = tout = 0
+        tin: int | None = 0
+        tout: int | None = 0
         matches: list[MatchedConcept] = []
         if not strategy.walks:
             # No graph to start from: linking or NER would only cost time (and LLM tokens)
@@ -331,8 +332,10 @@ class Retriever:
         run_id: str = "query",
     ) -> AnswerResult:
         if self.llm is None:
-            raise RetrievalError("answering needs an LLM (Ollama); none is configured")
+            raise RetrievalError("answering needs an LLM (TERAG_LLM_MODEL); none is configured")
         res = self.retrieve(query, top_k=top_k, namespace=namespace, run_id=run_id)
         answer, comp = read(self.llm(), query, res.passages, run_id=run_id)
         citations, uncited = cite(answer, res.passages)
-        return AnswerResult(answer, res, comp.input_tokens, comp.output_tokens, citations, uncited)
+        return AnswerResult(
+            answer, res, comp.input_tokens, comp.output_tokens, citations, uncited, cut=comp.cut
+        )

@@ -35,6 +35,7 @@ def answer_view(text: str, comp: Completion, res: RetrievalResult) -> Answer:
         retrieval=retrieval_view(res),
         input_tokens=comp.input_tokens,
         output_tokens=comp.output_tokens,
+        cut=comp.cut,
     )
 
 

@@ -76,6 +76,7 @@ def stream_event(raw: str) -> AskEvent | None:
                 retrieval=retrieval,
                 input_tokens=d["input_tokens"],
                 output_tokens=d["output_tokens"],
+                cut=bool(d.get("cut", False)),
             )
         )
     if kind == "error":

@@ -90,6 +90,7 @@ async def ask(rt: RuntimeDep, namespace: ReadNamespace, body: AskRequest) -> Any
             "streamed": "answer_value",
             "input_tokens": ans.input_tokens,
             "output_tokens": ans.output_tokens,
+            "cut": ans.cut,
             "retrieval": view.model_dump(),
         }
         return [

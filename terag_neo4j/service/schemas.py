@@ -217,8 +217,9 @@ class Retrieval(Model):
     score_kind: str
     fallback_reason: str | None = None
     timings: dict[str, float] = Field(default_factory=dict)
-    input_tokens: int = 0
-    output_tokens: int = 0
+    # null: the LLM server sent no token counts (unknown, never estimated)
+    input_tokens: int | None = 0
+    output_tokens: int | None = 0
     walk: str = ""
     graph_nodes: int = 0
     graph_relationships: int = 0
@@ -233,8 +234,11 @@ class Answer(Model):
     citations: list[Citation]
     uncited: list[str] = Field(default_factory=list)
     retrieval: Retrieval
-    input_tokens: int
-    output_tokens: int
+    # null: the LLM server sent no token counts (unknown, never estimated)
+    input_tokens: int | None
+    output_tokens: int | None
+    # The reply stopped at the reader's token cap: `answer` is what came before it
+    cut: bool = False
 
 
 class KeyScope(Model):

@@ -9,16 +9,16 @@ from terag_neo4j.config import Settings, SettingsError
 from terag_neo4j.core.extractor import Extractor
 from terag_neo4j.indexing.extraction.ollama_extractor import OllamaExtractor
 from terag_neo4j.indexing.extraction.spacy_extractor import SpacyExtractor
-from terag_neo4j.llm import OllamaLLM
+from terag_neo4j.llm import LLM, make_llm
 
 
 def make_extractor(
-    settings: Settings, llm: OllamaLLM | None = None, backend: str | None = None
+    settings: Settings, llm: LLM | None = None, backend: str | None = None
 ) -> Extractor:
     backend = backend or settings.extractor
     if backend == "ollama":
         return OllamaExtractor(
-            llm or OllamaLLM(settings),
+            llm or make_llm(settings),
             settings.extraction_batch,
             settings.extraction_grounded,
             settings.extraction_prompt,

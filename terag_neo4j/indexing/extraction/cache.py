@@ -36,8 +36,10 @@ class ExtractionCache:
     def key(passage_hash: str, backend: str, model: str, version: str) -> str:
         return content_hash(f"{passage_hash}|{backend}|{model}|{version}")
 
-    def get_many(self, keys: Sequence[str]) -> dict[str, tuple[tuple[Concept, ...], int, int]]:
-        out: dict[str, tuple[tuple[Concept, ...], int, int]] = {}
+    def get_many(
+        self, keys: Sequence[str]
+    ) -> dict[str, tuple[tuple[Concept, ...], int | None, int | None]]:
+        out: dict[str, tuple[tuple[Concept, ...], int | None, int | None]] = {}
         with self._lock:
             for i in range(0, len(keys), 500):
                 chunk = list(keys[i : i + 500])
@@ -46,7 +48,13 @@ class ExtractionCache:
                     f"SELECT key, concepts, input_tokens, output_tokens FROM extraction WHERE key IN ({q})",
                     chunk,
                 ):
-                    out[k] = (tuple(Concept(t, n) for t, n in json.loads(concepts)), tin, tout)
+                    # -1: the server sent no counts when it was made
+                    known = tin >= 0 and tout >= 0
+                    out[k] = (
+                        tuple(Concept(t, n) for t, n in json.loads(concepts)),
+                        tin if known else None,
+                        tout if known else None,
+                    )
         return out
 
     def put_many(self, rows: Sequence[tuple[str, tuple[Concept, ...], int, int]]) -> None:
@@ -84,7 +92,15 @@ def extract_with_cache(
             concepts, tin, tout = hits[k]
             # The tokens were paid by the run that filled the cache; kept so a graph rebuilt from
             # the cache still knows what its extraction cost.
-            results[p.id] = Extraction(p.id, p.hash, concepts, tin, tout, cached=True)
+            results[p.id] = Extraction(
+                p.id,
+                p.hash,
+                concepts,
+                tin or 0,
+                tout or 0,
+                cached=True,
+                tokens_known=tin is not None and tout is not None,
+            )
         else:
             todo.append(p)
     if hits:
@@ -99,8 +115,8 @@ def extract_with_cache(
                 (
                     cache.key(e.passage_hash, extractor.name, extractor.model, extractor.version),
                     e.concepts,
-                    e.input_tokens,
-                    e.output_tokens,
+                    e.input_tokens if e.tokens_known else -1,
+                    e.output_tokens if e.tokens_known else -1,
                 )
                 for e in fresh
             ]

@@ -1,4 +1,6 @@
-"""Few-shot LLM extraction through Ollama (TERAG §4.1): one call per passage or per batch."""
+"""Few-shot LLM extraction (TERAG §4.1) through the LLM interface, whichever backend serves it:
+one call per passage or per batch. (The backend is named `ollama` for the namespaces that
+record it; the model it ran is recorded apart.)"""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from terag_neo4j.core.concepts import Concept, Extraction, grounded
 from terag_neo4j.core.documents import Passage
 from terag_neo4j.indexing.extraction.prompts import PASSAGE_PROMPTS, PROMPT_VERSION, query_messages
 from terag_neo4j.indexing.extraction.reply_parser import parse_lines
-from terag_neo4j.llm import Completion, OllamaLLM, Stage
+from terag_neo4j.llm import LLM, Completion, Stage
 
 log = logging.getLogger(__name__)
 
@@ -22,7 +24,7 @@ class OllamaExtractor:
     version = PROMPT_VERSION
 
     def __init__(
-        self, llm: OllamaLLM, batch_size: int = 1, grounded: bool = True, prompt: str = "v2"
+        self, llm: LLM, batch_size: int = 1, grounded: bool = True, prompt: str = "v2"
     ) -> None:
         if prompt not in PASSAGE_PROMPTS:
             raise SettingsError(
@@ -73,7 +75,7 @@ class OllamaExtractor:
         return out
 
     def _to_extractions(self, group: list[Passage], comp: Completion) -> list[Extraction]:
-        truncated = comp.done_reason == "length"
+        truncated = comp.cut
         n = len(group)
         parsed: list[tuple[Concept, ...] | None] = self.prompt.parse(comp.text, n, truncated)
         out = []
@@ -85,18 +87,28 @@ class OllamaExtractor:
         for i, (p, concepts) in enumerate(zip(group, parsed, strict=True)):
             # Tokens of a batched call are shared evenly; the remainder goes to the first passage
             # so the per-run totals still equal what the server reported.
-            tin = comp.input_tokens // n + (comp.input_tokens % n if i == 0 else 0)
-            tout = comp.output_tokens // n + (comp.output_tokens % n if i == 0 else 0)
+            # A server that sent no counts: the extraction says unknown, not 0
+            known = comp.input_tokens is not None and comp.output_tokens is not None
+            cin, cout = comp.input_tokens or 0, comp.output_tokens or 0
+            tin = cin // n + (cin % n if i == 0 else 0)
+            tout = cout // n + (cout % n if i == 0 else 0)
             warnings: tuple[str, ...] = ()
             if not concepts:
                 warnings = (f"passage {p.id!r}: the LLM answer gave no concepts",)
                 log.warning("%s (answer: %r)", warnings[0], comp.text[:200])
-            out.append(Extraction(p.id, p.hash, concepts or (), tin, tout, warnings=warnings))
+            out.append(
+                Extraction(
+                    p.id, p.hash, concepts or (), tin, tout, warnings=warnings, tokens_known=known
+                )
+            )
         return out
 
-    def extract_query(self, query: str, run_id: str) -> tuple[tuple[Concept, ...], int, int]:
+    def extract_query(
+        self, query: str, run_id: str
+    ) -> tuple[tuple[Concept, ...], int | None, int | None]:
+        """The query's concepts and the call's tokens (None where the server sent none)."""
         comp = self.llm.complete(query_messages(query), stage=Stage.QUERY_NER, run_id=run_id)
-        concepts = parse_lines(comp.text, comp.done_reason == "length")
+        concepts = parse_lines(comp.text, comp.cut)
         if self.grounded:
             concepts = grounded(concepts, query)
         return concepts, comp.input_tokens, comp.output_tokens

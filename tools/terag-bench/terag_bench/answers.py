@@ -25,7 +25,7 @@ from terag_neo4j.config import Settings
 from terag_neo4j.core.results import RetrievedPassage
 from terag_neo4j.core.sqlite_cache import open_cache
 from terag_neo4j.indexing.loading import Document, content_hash
-from terag_neo4j.llm import LLMError, Message, OllamaLLM, Stage
+from terag_neo4j.llm import LLM, LLMError, Message, Stage, make_llm
 from terag_neo4j.retrieval.answer import READER_MAX_TOKENS, reader_messages, strip_markers
 
 log = logging.getLogger(__name__)
@@ -36,8 +36,8 @@ ANSWER_CACHE_FILE = "answers.sqlite3"
 @dataclass(frozen=True)
 class ReaderAnswer:
     prediction: str
-    input_tokens: int
-    output_tokens: int
+    input_tokens: int | None  # None: the server sent no counts (stored as -1)
+    output_tokens: int | None
     seconds: float  # wall clock of the call that paid for it
     cached: bool = False
 
@@ -76,7 +76,8 @@ class AnswerCache:
             ).fetchone()
         if row is None:
             return None
-        return ReaderAnswer(row[0], int(row[1]), int(row[2]), float(row[3]), cached=True)
+        tin, tout = (int(row[1]), int(row[2])) if row[1] >= 0 <= row[2] else (None, None)
+        return ReaderAnswer(row[0], tin, tout, float(row[3]), cached=True)
 
     def put(self, key: str, model: str, answer: ReaderAnswer) -> None:
         with self._lock:
@@ -86,8 +87,8 @@ class AnswerCache:
                     key,
                     model,
                     answer.prediction,
-                    answer.input_tokens,
-                    answer.output_tokens,
+                    -1 if answer.input_tokens is None else answer.input_tokens,
+                    -1 if answer.output_tokens is None else answer.output_tokens,
                     answer.seconds,
                 ),
             )
@@ -103,9 +104,9 @@ class AnswerCache:
 
 
 class CachedReader:
-    """`OllamaLLM` as a reader: short answers, each prompt paid for once."""
+    """The LLM as a reader: short answers, each prompt paid for once."""
 
-    def __init__(self, llm: OllamaLLM, cache: AnswerCache) -> None:
+    def __init__(self, llm: LLM, cache: AnswerCache) -> None:
         self.llm = llm
         self.cache = cache
         # Only the options that change the answer; num_thread changes speed, not text.
@@ -242,7 +243,7 @@ def bench_answers(
     budget_s: float | None,
 ) -> tuple[dict[str, Any], list[str]]:
     """`terag bench --answers`: the `wanted` methods' passages read by the project's reader
-    (`client.answer`'s prompt through `OllamaLLM`), so every method is read by the same reader
+    (`client.answer`'s prompt through the LLM TERAG_LLM_MODEL names), so every method is read by the same reader
     with the same prompt and top-k and retrieval is not repeated. Calls are cached in TERAG_HOME:
     a rerun only pays for new calls, and `budget_s` ends a run in time with every method
     answered on the same questions. Returns the answers and notes for the bench report."""
@@ -250,12 +251,12 @@ def bench_answers(
     missing = [m for m in wanted if m not in retrieved]
     if missing:
         notes.append(f"answers: methods {missing} did not run; not answered")
-    llm = OllamaLLM(settings)
+    llm = make_llm(settings)
     try:
         llm.check_model()
     except LLMError as e:
         llm.close()
-        msg = f"answers skipped: Ollama is unreachable or lacks the model ({e})"
+        msg = f"answers skipped: the LLM server is unreachable or lacks the model ({e})"
         log.warning("%s", msg)
         return {"skipped": msg}, notes
     cache = AnswerCache(settings.home / ANSWER_CACHE_FILE)

@@ -276,8 +276,9 @@ class BenchRunner:
                     ids,
                     self.score(ids, q),
                     ms,
-                    res.input_tokens,
-                    res.output_tokens,
+                    # query NER through a server without counts: the ledger says unknown
+                    res.input_tokens or 0,
+                    res.output_tokens or 0,
                     res.fallback_reason,
                     list(res.entities),
                     q.type,

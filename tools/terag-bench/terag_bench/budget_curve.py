@@ -89,8 +89,9 @@ def run_budget_curve(settings: Settings, dataset: Dataset, cfg: CurveConfig) -> 
             counted = passages if beta is None else [p for p in passages if p.id in core]
             keys = [client.cache.key(p.hash, ext.name, ext.model, ext.version) for p in counted]
             hits = client.cache.get_many(keys)
-            tin = sum(v[1] for v in hits.values())
-            tout = sum(v[2] for v in hits.values())
+            # the bench's extractions are Ollama's, which always counts
+            tin = sum(v[1] or 0 for v in hits.values())
+            tout = sum(v[2] or 0 for v in hits.values())
             label = "LLM only" if beta is None else f"{rule}/{merge} β={beta:g}"
             run = runner._run_terag(client, ns, label, cfg.extractor, "terag")
             s = run.summary((tin, tout))

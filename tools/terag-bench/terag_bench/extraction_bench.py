@@ -38,7 +38,7 @@ from terag_neo4j.indexing.extraction import (
 )
 from terag_neo4j.indexing.extraction.prompts import PASSAGE_PROMPTS
 from terag_neo4j.indexing.loading import InputNotFound, Passage, jsonl_records
-from terag_neo4j.llm import OllamaLLM, Stage
+from terag_neo4j.llm import Stage, make_llm
 
 log = logging.getLogger(__name__)
 
@@ -183,7 +183,7 @@ def run_ollama(
     count_passage_tokens: bool = True,
 ) -> Row:
     """One model, prompt and batch size with the index's parser; answers kept ungrounded."""
-    llm = OllamaLLM(settings.model_copy(update={"llm_model": model}))
+    llm = make_llm(settings.with_overrides(llm_model=model))
     try:
         llm.check_model()
         groups = [list(passages[i : i + batch]) for i in range(0, len(passages), batch)]
@@ -213,8 +213,9 @@ def run_ollama(
     own = passage_tokens(settings, model, passages) if count_passage_tokens else None
     return Row(
         "ollama", model, batch, n, **asdict(s),
-        input_tokens_per_passage=sum(c.input_tokens for c in completions) / n,
-        output_tokens_per_passage=sum(c.output_tokens for c in completions) / n,
+        # Ollama always counts (its counts are absent only for an empty prompt)
+        input_tokens_per_passage=sum(c.input_tokens or 0 for c in completions) / n,
+        output_tokens_per_passage=sum(c.output_tokens or 0 for c in completions) / n,
         passage_tokens=own, passages_per_s=n / wall if wall else 0.0,
         missing_sections=missing, wall_s=wall, samples=samples, prompt=prompt,
     )  # fmt: skip

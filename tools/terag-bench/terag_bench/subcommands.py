@@ -46,6 +46,9 @@ COMMANDS: dict[str, str] = {
     "bench-final-rank-train": (
         "rebuild the learned final ranking and print its leave-one-corpus-out table"
     ),
+    "bench-llm-parity": (
+        "The same Ollama model through ollama: and openai: (/v1): identical concepts, tokens"
+    ),
 }
 
 
@@ -193,6 +196,7 @@ def register_cli(subparsers: Any) -> None:
     from terag_bench.ingest import register_cli as register_ingest
     from terag_bench.isolation import register_cli as register_isolation
     from terag_bench.latency import register_cli as register_latency
+    from terag_bench.llm_parity import register_cli as register_llm_parity
     from terag_bench.load import register_cli as register_load
     from terag_bench.scale import register_cli as register_scale
     from terag_bench.serve_load import register_cli as register_serve_load
@@ -210,6 +214,7 @@ def register_cli(subparsers: Any) -> None:
     register_soak(subparsers)
     register_final_rank_features(subparsers)
     register_final_rank_train(subparsers)
+    register_llm_parity(subparsers)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
