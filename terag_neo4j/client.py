@@ -48,7 +48,7 @@ log = logging.getLogger(__name__)
 Source = str | Path | Document
 
 
-class TeragClient:
+class TeragClient(views.ArchiveMethods):
     """Index documents into a namespace of a Neo4j graph and retrieve from it.
 
     Built from `Settings` (environment / `.env`) with keyword overrides, e.g.

@@ -37,6 +37,7 @@ COMMANDS: dict[str, str] = {
         "Reading a generated long PDF: seconds and peak memory (tracemalloc and RSS)"
     ),
     "bench-chunking": "Splitting exports of 10k to 1M one-line paragraphs into passages: seconds",
+    "bench-archive": "Export and import of a namespace against its cold index time",
 }
 
 
@@ -176,6 +177,7 @@ def register_cli(subparsers: Any) -> None:
     )
     s.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     s.set_defaults(func=cmd_bench)
+    from terag_bench.archive_bench import register_cli as register_archive
     from terag_bench.chunking_bench import register_cli as register_chunking
     from terag_bench.documents_bench import register_cli as register_documents
     from terag_bench.extraction_bench import register_cli as register_extraction
@@ -195,6 +197,7 @@ def register_cli(subparsers: Any) -> None:
     register_isolation(subparsers)
     register_documents(subparsers)
     register_chunking(subparsers)
+    register_archive(subparsers)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
