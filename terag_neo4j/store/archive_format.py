@@ -85,7 +85,7 @@ class ArchiveWriter:
         if self.current is None or self.current[0] != member:
             self._close_member()
             if member in self.members:
-                raise ValueError(f"member {member} written twice")
+                raise ArchiveError(f"member {member} written twice")
             self.members[member] = _Member()
             self.current = (member, self.zip.open(member, "w", force_zip64=True))
         line = json.dumps(row, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
