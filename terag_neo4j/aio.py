@@ -38,6 +38,7 @@ from terag_neo4j.core.results import (
     RetrievalResult,
     WhyRetrieved,
 )
+from terag_neo4j.indexing.namespace_import import ImportReport
 from terag_neo4j.indexing.pipeline import IngestReport
 from terag_neo4j.store import ClientClosed, NamespaceInfo
 
@@ -261,6 +262,20 @@ class AsyncTeragClient:
 
     async def drop(self, namespace: str | None = None) -> None:
         await self._run(self._sync.drop, namespace)
+
+    async def export_namespace(self, path: str | Path, namespace: str | None = None) -> Path:
+        """See `TeragClient.export_namespace`."""
+        return await self._in_thread(
+            functools.partial(self._sync.export_namespace, path, namespace)
+        )
+
+    async def import_namespace(
+        self, path: str | Path, namespace: str | None = None
+    ) -> ImportReport:
+        """See `TeragClient.import_namespace`."""
+        return await self._in_thread(
+            functools.partial(self._sync.import_namespace, path, namespace)
+        )
 
     async def documents(
         self, namespace: str | None = None, offset: int = 0, limit: int = 100

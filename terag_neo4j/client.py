@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any, get_args
 from terag_neo4j import namespace_views as views
 from terag_neo4j.config import ExtractorName, Settings
 from terag_neo4j.core import results
-from terag_neo4j.core.documents import Document, InputError, OnProgress
+from terag_neo4j.core.documents import Document, OnProgress
 from terag_neo4j.core.extractor import Extractor
 from terag_neo4j.core.results import AnswerResult, Mode, RetrievalResult
 from terag_neo4j.embeddings import AnyEmbedder, CachedEmbedder, Embedder, cached_embedder, model_id
 from terag_neo4j.indexing.extraction import ExtractionCache, make_extractor
-from terag_neo4j.indexing.loading import document_id_candidates, load_documents
+from terag_neo4j.indexing.loading import document_id_candidates, gather_documents
 from terag_neo4j.indexing.pipeline import Indexer, IngestReport
 from terag_neo4j.indexing.sync import sync_folders
 from terag_neo4j.llm import LLM, TokenLedger, make_llm
@@ -49,7 +49,7 @@ log = logging.getLogger(__name__)
 Source = str | Path | Document
 
 
-class TeragClient:
+class TeragClient(views.ArchiveMethods):
     """Index documents into a namespace of a Neo4j graph and retrieve from it.
 
     Built from `Settings` (environment / `.env`) with keyword overrides, e.g.
@@ -256,25 +256,7 @@ class TeragClient:
         `should_stop` is asked while chunking and between steps (extraction, embedding, each
         batch's write): if True, `IngestCancelled` is raised; batches written before are whole,
         and indexing them again resumes. `on_progress` is told the passages done."""
-        from langchain_core.documents import Document as LCDocument
-
-        if isinstance(source, str | Path | Document | LCDocument):
-            source = [source]  # one item, not a string's characters or a model's fields
-        items = list(source)
-        for i, x in enumerate(items):
-            if not isinstance(x, str | Path | Document | LCDocument):
-                raise InputError(
-                    f"index() item {i} is a {type(x).__name__}, not a path or a Document: wrap "
-                    "records as Document(id=..., text=..., title=...)"
-                )
-        paths = [Path(x) for x in items if isinstance(x, str | Path)]
-        loaded = load_documents(paths, errors, include, exclude) if paths else ()
-        docs: list[Document] = [*loaded, *(x for x in items if isinstance(x, Document))]
-        lc_docs = [x for x in items if isinstance(x, LCDocument)]
-        if lc_docs:
-            from terag_neo4j.indexing.langchain_documents import from_langchain
-
-            docs += from_langchain(lc_docs)
+        docs, paths = gather_documents(source, errors, include, exclude)
         ns = namespace or self.settings.namespace
         with neo4j_errors(self.store.uri):
             embedder = self.namespace_embedder(ns)

@@ -1,6 +1,7 @@
 """What the library shows of a namespace beyond a retrieval: a page of its documents, a
 concept's neighbourhood (for a viewer), why a passage was or was not retrieved, and the strict
-deletion of one document by id.
+deletion of one document by id; and a namespace's archive, exported and imported
+(`ArchiveMethods`, which `TeragClient` inherits).
 
 `TeragClient` and `AsyncTeragClient` expose these as methods; the service's routes and MCP tools
 call those methods, so each operation is written once, here, with its Cypher in `cypher/`.
@@ -13,6 +14,8 @@ namespace: a walk never leaves it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from neo4j.exceptions import ClientError
@@ -29,8 +32,17 @@ from terag_neo4j.core.results import (
     WhyRetrieved,
 )
 from terag_neo4j.errors import NotFound, echo
+from terag_neo4j.indexing.namespace_import import ImportReport, import_archive
 from terag_neo4j.retrieval.walk_paths import walk_paths
-from terag_neo4j.store import GraphStoreError, gds, neo4j_errors, one_line
+from terag_neo4j.store import (
+    GraphStoreError,
+    check_namespace,
+    gds,
+    held_call,
+    neo4j_errors,
+    one_line,
+)
+from terag_neo4j.store.namespace_export import export_stream, terag_version, write_file
 
 if TYPE_CHECKING:
     from terag_neo4j.config import Settings
@@ -219,3 +231,34 @@ def drop_namespace(store: GraphStore, ns: str, retriever: RerankedRetriever | No
                     f"({one_line(e.message, 160)}); nothing was dropped: try again"
                 ) from e
         store.namespaces.drop(ns)
+
+
+class ArchiveMethods:
+    """`TeragClient`'s export and import of a namespace archive (docs/operations.md,
+    "Namespace archives"): the file format is store/archive_format.py's, the reads
+    store/namespace_export.py's, the writes indexing/namespace_import.py's."""
+
+    store: GraphStore
+    settings: Settings
+    _namespace_backend: dict[str, str]
+
+    def export_chunks(self, namespace: str | None = None) -> Iterator[bytes]:
+        """The namespace's archive, chunk by chunk (what the service streams)."""
+        ns = check_namespace(namespace or self.settings.namespace)
+        preset = {"preset": self.settings.preset, "overrides": self.settings.retrieval_overrides}
+        with neo4j_errors(self.store.uri):
+            yield from export_stream(self.store, ns, terag_version(), preset)
+
+    @held_call
+    def export_namespace(self, path: str | Path, namespace: str | None = None) -> Path:
+        """Write the namespace's archive to `path` (never partly: renamed when whole)."""
+        return write_file(self.export_chunks(namespace), Path(path))
+
+    @held_call
+    def import_namespace(self, path: str | Path, namespace: str | None = None) -> ImportReport:
+        """Import an archive into a new or empty namespace (default: the one it came from),
+        with no extraction and no embedding; a refused or failed import leaves nothing."""
+        with neo4j_errors(self.store.uri):
+            report = import_archive(self.store, Path(path), namespace)
+        self._namespace_backend.pop(report.namespace, None)
+        return report

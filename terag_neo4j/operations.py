@@ -127,8 +127,9 @@ CLI_COMMANDS: dict[str, str | None] = {
     "drop": "delete",  # `terag delete --all`
 }
 # Commands that are not library operations: running the service, the local servers, the demo
-# and the benchmarks (any `bench*` command)
-CLI_TOOLING = frozenset({"serve", "mcp", "server", "ollama", "demo"})
+# and the benchmarks (any `bench*` command); and a namespace's archive, which TeragClient and
+# AsyncTeragClient offer (`export_namespace`, `import_namespace`) but the service does not yet
+CLI_TOOLING = frozenset({"serve", "mcp", "server", "ollama", "demo", "export", "import"})
 
 # (surface, operation) -> why it is missing there or takes another shape
 EXEMPT: dict[tuple[str, str], str] = {

@@ -1,4 +1,5 @@
-"""The in-process commands: index, retrieve, ask, stats, namespaces, delete, demo."""
+"""The in-process commands: index, retrieve, ask, stats, namespaces, delete, export, import,
+demo."""
 
 from __future__ import annotations
 
@@ -112,6 +113,35 @@ def cmd_stats(args: argparse.Namespace) -> int:
     text = "\n".join(f"{k}: {v}" for k, v in asdict(info).items() if k != "runs")
     text += f"\ningest runs: {len(info.runs)}"
     emit(args, info, text)
+    return EXIT_OK
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    if (code := _through_service(args)) is not None:
+        return code
+    with _client(args) as terag:
+        out = terag.export_namespace(args.file, args.namespace)
+    size = out.stat().st_size
+    emit(
+        args,
+        {"namespace": args.namespace, "file": str(out), "bytes": size},
+        f"exported namespace {args.namespace!r} to {out} ({size} bytes)",
+    )
+    return EXIT_OK
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    if (code := _through_service(args)) is not None:
+        return code
+    with _client(args) as terag:
+        report = terag.import_namespace(args.file, args.namespace)
+    text = (
+        f"imported {args.file} into namespace {report.namespace!r} (exported from "
+        f"{report.source!r}): {report.passages} passages, {report.concepts} concepts, "
+        f"{report.has_passage} HAS_PASSAGE, {report.co_occurrence} CO_OCCURRENCE, "
+        f"{report.synonym} SYNONYM in {report.seconds:.1f}s"
+    )
+    emit(args, asdict(report), text)
     return EXIT_OK
 
 

@@ -11,6 +11,8 @@ from terag_neo4j.cli.commands import (
     cmd_ask,
     cmd_delete,
     cmd_demo,
+    cmd_export,
+    cmd_import,
     cmd_index,
     cmd_namespaces,
     cmd_retrieve,
@@ -146,6 +148,22 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     s.add_argument("--all", action="store_true", help="drop the whole namespace")
     common(s)
     s.set_defaults(func=cmd_delete)
+    s = sub.add_parser("export", help="write a namespace's archive: graph, vectors and ledger")
+    s.add_argument("namespace", help="the namespace to export")
+    s.add_argument("file", help="the archive to write (a zip; docs/operations.md)")
+    s.add_argument("--url", help=URL_HELP)
+    common(s, ns=False)
+    s.set_defaults(func=cmd_export)
+    s = sub.add_parser(
+        "import", help="load a namespace's archive into a new namespace (no extraction)"
+    )
+    s.add_argument("file", help="an archive written by `terag export`")
+    s.add_argument(
+        "-n", "--namespace", help="the namespace to create (default: the one it was exported from)"
+    )
+    s.add_argument("--url", help=URL_HELP)
+    common(s, ns=False)
+    s.set_defaults(func=cmd_import)
     s = sub.add_parser("demo", help="start services, index the bundled sample, ask a question")
     s.add_argument("question", nargs="?", default="Who designed the Volkswagen Beetle?")
     s.add_argument("-e", "--extractor", choices=["ollama", "spacy"])

@@ -43,6 +43,7 @@ __all__ = [
     "default_tokenizer",
     "document_id",
     "document_id_candidates",
+    "gather_documents",
     "iter_files",
     "iter_sources",
     "jsonl_records",
@@ -239,3 +240,35 @@ def load_documents(
                 raise
             log.error("%s", e)
             errors.append(str(e))
+
+
+def gather_documents(
+    source: object,
+    errors: list[str] | None,
+    include: Sequence[str],
+    exclude: Sequence[str],
+) -> tuple[list[Document], list[Path]]:
+    """What `index` takes, as Documents: paths (files, folders: read with `load_documents`),
+    Documents and LangChain Documents, one or an iterable of them; and the paths named."""
+    from langchain_core.documents import Document as LCDocument
+
+    if isinstance(source, str | Path | Document | LCDocument):
+        source = [source]  # one item, not a string's characters or a model's fields
+    if not isinstance(source, Iterable):
+        raise InputError(f"index() takes paths or Documents, not a {type(source).__name__}")
+    items = list(source)
+    for i, x in enumerate(items):
+        if not isinstance(x, str | Path | Document | LCDocument):
+            raise InputError(
+                f"index() item {i} is a {type(x).__name__}, not a path or a Document: wrap "
+                "records as Document(id=..., text=..., title=...)"
+            )
+    paths = [Path(x) for x in items if isinstance(x, str | Path)]
+    loaded = load_documents(paths, errors, include, exclude) if paths else ()
+    docs: list[Document] = [*loaded, *(x for x in items if isinstance(x, Document))]
+    lc_docs = [x for x in items if isinstance(x, LCDocument)]
+    if lc_docs:
+        from terag_neo4j.indexing.langchain_documents import from_langchain
+
+        docs += from_langchain(lc_docs)
+    return docs, paths

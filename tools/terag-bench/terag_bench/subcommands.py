@@ -49,6 +49,7 @@ COMMANDS: dict[str, str] = {
     "bench-llm-parity": (
         "The same Ollama model through ollama: and openai: (/v1): identical concepts, tokens"
     ),
+    "bench-archive": "Export and import of a namespace against its cold index time",
 }
 
 
@@ -188,6 +189,7 @@ def register_cli(subparsers: Any) -> None:
     )
     s.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     s.set_defaults(func=cmd_bench)
+    from terag_bench.archive_bench import register_cli as register_archive
     from terag_bench.chunking_bench import register_cli as register_chunking
     from terag_bench.documents_bench import register_cli as register_documents
     from terag_bench.extraction_bench import register_cli as register_extraction
@@ -215,6 +217,7 @@ def register_cli(subparsers: Any) -> None:
     register_final_rank_features(subparsers)
     register_final_rank_train(subparsers)
     register_llm_parity(subparsers)
+    register_archive(subparsers)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

@@ -1,0 +1,3 @@
+// A namespace's documents for its archive: each id with its number of passages.
+MATCH (p:Passage {namespace: $namespace})
+RETURN p.doc_id AS id, count(*) AS passages
