@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from terag_neo4j.service.http_errors import ServiceError
 from terag_neo4j.service.job_store import JobStore, StoredJob
 from terag_neo4j.service.job_worker import Worker
-from terag_neo4j.service.schemas import Job
+from terag_neo4j.service.schemas import MAX_DOCUMENTS, MAX_ID_CHARS, MAX_TITLE_CHARS, Job
 
 if TYPE_CHECKING:
     from terag_neo4j.client import TeragClient
@@ -31,6 +31,25 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 JOB_ID = re.compile(r"[0-9a-f]{16}")
+
+
+def check_submission(documents: list[Document]) -> None:
+    """The bounds of the JSON route, for every way documents come in (uploads, MCP): a 413 or
+    422 with one line, before anything is stored."""
+    if len(documents) > MAX_DOCUMENTS:
+        raise ServiceError(
+            413,
+            f"{len(documents):,} documents, over the {MAX_DOCUMENTS:,} one submission may hold; "
+            "split it",
+        )
+    for d in documents:
+        if len(d.id) > MAX_ID_CHARS or len(d.title) > MAX_TITLE_CHARS:
+            what = "id" if len(d.id) > MAX_ID_CHARS else "title"
+            limit = MAX_ID_CHARS if what == "id" else MAX_TITLE_CHARS
+            shown = ascii(d.id[:40]) + ("..." if len(d.id) > 40 else "")
+            raise ServiceError(
+                422, f"document {shown}: its {what} is over the {limit:,}-character limit"
+            )
 
 
 class JobRegistry:
@@ -61,6 +80,7 @@ class JobRegistry:
     ) -> Job:
         """Store the documents and queue the job; 429 when this key already has
         `max_jobs_queued` unfinished jobs (one tenant cannot fill the queue for the others)."""
+        check_submission(documents)
         jobs = self._jobs(client)
         jobs.ensure_schema()
         waiting = jobs.unfinished_by_key(principal.name)

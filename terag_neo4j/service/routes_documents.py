@@ -15,7 +15,7 @@ from terag_neo4j.service.auth import ReadNamespace, WriteNamespace
 from terag_neo4j.service.deps import ERRORS, JOB_ERRORS, ParsingDep, RuntimeDep
 from terag_neo4j.service.http_errors import ServiceError
 from terag_neo4j.service.routes_jobs import submit
-from terag_neo4j.service.schemas import Deleted, Job, TextsRequest
+from terag_neo4j.service.schemas import MAX_DOCUMENTS, Deleted, Job, TextsRequest
 
 if TYPE_CHECKING:
     from terag_neo4j.core.documents import Document
@@ -66,7 +66,8 @@ async def upload(
         for f, name in zip(files, names, strict=True):
             path = Path(tmp) / name
             await asyncio.to_thread(save_upload, f.file, path)
-            docs += await pool.read(path, name)
+            # Each file may add what is left of the upload's cap (the JSON route's)
+            docs += await pool.read(path, name, MAX_DOCUMENTS - len(docs))
     seen: set[str] = set()
     for d in docs:
         if d.id in seen:

@@ -19,6 +19,11 @@ if TYPE_CHECKING:
     from terag_neo4j.core.documents import Document
 
 NAMESPACE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
+# What one submission may hold, however it comes (JSON texts, uploaded files, MCP): the
+# parsing workers and the job store are held to the same bounds as the JSON route
+MAX_DOCUMENTS = 10_000
+MAX_ID_CHARS = 512
+MAX_TITLE_CHARS = 1000
 # A question's length is bounded by the service's TERAG_MAX_QUESTION_CHARS alone (checked in
 # asking.check_question for HTTP and MCP alike), not by these models.
 
@@ -83,9 +88,9 @@ class NamespaceCreate(Model):
 
 class TextDocument(Model):
     model_config = ConfigDict(extra="forbid")
-    id: str = Field(min_length=1, max_length=512, examples=["notes/beetle.md"])
+    id: str = Field(min_length=1, max_length=MAX_ID_CHARS, examples=["notes/beetle.md"])
     text: str = Field(min_length=1, examples=["The Beetle was designed by Ferdinand Porsche."])
-    title: str = Field(default="", max_length=1000)
+    title: str = Field(default="", max_length=MAX_TITLE_CHARS)
     # As `terag index` reads files (what `terag index --url` sends): where the text was read
     # from, whether it is a passage already (indexed whole), whether its title names its content
     source: str = Field(default="", max_length=4096)
@@ -111,7 +116,7 @@ class TextDocument(Model):
 
 class TextsRequest(Model):
     model_config = ConfigDict(extra="forbid")
-    documents: list[TextDocument] = Field(min_length=1, max_length=10_000)
+    documents: list[TextDocument] = Field(min_length=1, max_length=MAX_DOCUMENTS)
 
 
 class Deleted(Model):

@@ -206,3 +206,33 @@ def test_file_names_are_unique_and_lose_any_client_path() -> None:
     with pytest.raises(ServiceError) as info:
         upload_names(["a.txt", "b.md", "a.txt"])
     assert info.value.status == 422 and "a.txt: uploaded twice" in info.value.message
+
+
+def test_an_upload_is_held_to_the_document_cap_and_id_and_title_lengths(
+    pool: ParsePool, tmp_path: Path
+) -> None:
+    many = tmp_path / "many.jsonl"
+    many.write_bytes(b'{"text": "x"}\n' * 200_000)
+    start = time.monotonic()
+    e = refusal(pool, many, "many.jsonl")
+    assert time.monotonic() - start < 5
+    assert e.status == 413
+    assert e.message == (
+        "many.jsonl: over the 10,000 documents one upload may hold; split it into smaller uploads"
+    )
+    # A file after others in one upload may add only what is left of the cap
+    few = tmp_path / "few.jsonl"
+    few.write_bytes(b'{"text": "x"}\n\n{"text": "y"}\n{"text": "z"}\n')
+    assert len(read(pool, few)) == 3
+    with pytest.raises(ServiceError) as info:
+        asyncio.run(pool.read(few, "few.jsonl", max_docs=2))
+    assert info.value.status == 413 and "over the 2 left of the 10,000" in info.value.message
+    long_id = tmp_path / "id.jsonl"
+    long_id.write_text('{"id": "' + "i" * 513 + '", "text": "x"}\n')
+    e = refusal(pool, long_id, "id.jsonl")
+    assert e.status == 422 and "513 characters, over the 512 limit of an id" in e.message
+    assert len(e.message) < 200
+    long_title = tmp_path / "title.jsonl"
+    long_title.write_text('{"id": "t", "title": "' + "t" * 1001 + '", "text": "x"}\n')
+    e = refusal(pool, long_title, "title.jsonl")
+    assert e.status == 422 and "over the 1,000 limit of a title" in e.message
