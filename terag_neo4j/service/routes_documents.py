@@ -12,10 +12,10 @@ from fastapi import APIRouter, File, Query, Request, UploadFile
 from terag_neo4j import namespace_views as views
 from terag_neo4j.core.results import DocumentPage
 from terag_neo4j.service.auth import ReadNamespace, WriteNamespace
-from terag_neo4j.service.deps import ERRORS, JOB_ERRORS, ParsingDep, RuntimeDep
+from terag_neo4j.service.deps import ERRORS, JOB_ERRORS, BodiesDep, ParsingDep, RuntimeDep
 from terag_neo4j.service.http_errors import ServiceError
 from terag_neo4j.service.routes_jobs import submit
-from terag_neo4j.service.schemas import MAX_DOCUMENTS, Deleted, Job, TextsRequest
+from terag_neo4j.service.schemas import MAX_DOCUMENTS, Deleted, Job, texts_body_schema
 
 if TYPE_CHECKING:
     from terag_neo4j.core.documents import Document
@@ -29,10 +29,13 @@ router = APIRouter(prefix="/v1")
     status_code=202,
     tags=["documents"],
     responses=JOB_ERRORS,
+    # The body is read by the route (bodies.py), so FastAPI is told its schema here
+    openapi_extra={"requestBody": texts_body_schema()},
 )
-async def add_texts(request: Request, namespace: WriteNamespace, body: TextsRequest) -> Job:
+async def add_texts(request: Request, namespace: WriteNamespace, gate: BodiesDep) -> Job:
     """Index texts in the background; poll the returned job. The same id with the same text
     again changes nothing; with another text it replaces the document."""
+    body = await gate.texts(request)
     ids = [d.id for d in body.documents]
     if len(set(ids)) != len(ids):
         raise ServiceError(422, "documents: every id must be unique within a request")

@@ -9,6 +9,7 @@ remote clients return those same types.
 from __future__ import annotations
 
 import itertools
+import operator
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -102,7 +103,10 @@ class TextDocument(Model):
     @field_validator("pages")
     @classmethod
     def _pages_in_order(cls, pages: list[int]) -> list[int]:
-        if any(p < 0 for p in pages) or any(b <= a for a, b in itertools.pairwise(pages)):
+        # map over C functions, not a Python loop: a million pages in milliseconds
+        if pages and (
+            min(pages) < 0 or not all(map(operator.lt, pages, itertools.islice(pages, 1, None)))
+        ):
             raise ValueError("pages must be increasing character offsets, each >= 0")
         return pages
 
@@ -117,6 +121,32 @@ class TextDocument(Model):
 class TextsRequest(Model):
     model_config = ConfigDict(extra="forbid")
     documents: list[TextDocument] = Field(min_length=1, max_length=MAX_DOCUMENTS)
+
+
+def texts_body_schema() -> dict[str, Any]:
+    """The OpenAPI request body of a `TextsRequest`, its documents' schema inline (the route
+    reads the body itself, off the event loop, so FastAPI does not see the model)."""
+    return {
+        "required": True,
+        "content": {
+            "application/json": {
+                "schema": {
+                    "title": "TextsRequest",
+                    "type": "object",
+                    "properties": {
+                        "documents": {
+                            "type": "array",
+                            "items": TextDocument.model_json_schema(),
+                            "minItems": 1,
+                            "maxItems": MAX_DOCUMENTS,
+                        }
+                    },
+                    "required": ["documents"],
+                    "additionalProperties": False,
+                }
+            }
+        },
+    }
 
 
 class Deleted(Model):

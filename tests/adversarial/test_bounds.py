@@ -1,0 +1,127 @@
+"""Memory per caller against a real keyed `terag serve`: a JSON Lines upload of 200,000 records
+is refused by the 10,000-document cap of a submission with nothing stored (it made 200,000
+queued documents), and 64 bodies of 32 MiB sent at once by one key are read a few at a time,
+off the event loop, while another key's retrievals go on and /v1/health answers within a
+second (they were all read and decoded at once, on the loop)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+
+from tests.adversarial.conftest import rss_mib
+from tests.adversarial.test_uploads import peak_rss, pid_of
+from tests.service.conftest import KEY_A, KEY_B, Service
+
+log = logging.getLogger(__name__)
+
+MiB = 1024 * 1024
+
+
+def test_a_jsonl_upload_past_the_document_cap_is_refused_and_stores_nothing(
+    service: Service, tmp_path: Path
+) -> None:
+    ns = f"svc-{uuid.uuid4().hex[:8]}-many"
+    data = b"".join(b'{"text": "record %d"}\n' % i for i in range(200_000))
+    with service.client() as http:
+        start = time.monotonic()
+        r = http.post(
+            f"/v1/namespaces/{ns}/documents/upload",
+            files=[("files", ("many.jsonl", data, "application/jsonl"))],
+        )
+        seconds = time.monotonic() - start
+        assert r.status_code == 413, r.text
+        message = r.json()["error"]["message"]
+        assert message == (
+            "many.jsonl: over the 10,000 documents one upload may hold; "
+            "split it into smaller uploads"
+        )
+        assert seconds < 30
+        # Nothing stored: no namespace, no job
+        assert http.get(f"/v1/namespaces/{ns}").status_code == 404
+        jobs = http.get("/v1/jobs", params={"limit": 1000}).json()
+        rows = jobs["jobs"] if isinstance(jobs, dict) else jobs
+        assert not [j for j in rows if j["namespace"] == ns]
+        assert http.get("/v1/health").status_code == 200
+
+
+def test_64_bodies_of_32_mib_from_one_key_leave_another_key_served(service: Service) -> None:
+    limit = 32 * MiB  # TERAG_MAX_BODY_BYTES, the default
+    head, tail = b'{"documents": [{"id": "big", "text": "', b'"}]}'
+    # One bytes object, shared by every sender: the test's own memory stays at 32 MiB
+    body = head + b"x" * (limit - len(head) - len(tail)) + tail
+    assert len(body) == limit
+    url = f"/v1/namespaces/{service.ns_a}/documents"
+    statuses: list[int | str] = []
+    health: list[float] = []
+    retrievals: list[int] = []
+    done = threading.Event()
+
+    def flood(_: int) -> None:
+        try:
+            with httpx.Client(base_url=service.url, timeout=300) as http:
+                r = http.post(
+                    url,
+                    content=body,
+                    headers={
+                        "Authorization": f"Bearer {KEY_A}",
+                        "Content-Type": "application/json",
+                    },
+                )
+            statuses.append(r.status_code)
+        except httpx.TransportError as e:  # refused unread: the service closed the connection
+            statuses.append(type(e).__name__)
+
+    def probe() -> None:
+        with httpx.Client(base_url=service.url, timeout=10) as http:
+            while not done.is_set():
+                start = time.monotonic()
+                assert http.get("/v1/health").status_code == 200
+                health.append(time.monotonic() - start)
+                done.wait(0.1)
+
+    def retrieve() -> None:
+        with service.client(KEY_B) as http:
+            while not done.is_set():
+                r = http.post(
+                    f"/v1/namespaces/{service.ns_b}/retrieve",
+                    json={"question": "When does the Glockenspiel play?", "top_k": 1},
+                )
+                retrievals.append(r.status_code)
+
+    pid = pid_of(service)
+    before = rss_mib(pid)
+    side = [threading.Thread(target=f, daemon=True) for f in (probe, retrieve)]
+    with peak_rss(pid) as peak:
+        for t in side:
+            t.start()
+        with ThreadPoolExecutor(64) as pool:
+            list(pool.map(flood, range(64)))
+        time.sleep(1.0)  # the other key goes on after the flood too
+        done.set()
+        for t in side:
+            t.join(60)
+    log.info(
+        "64 x 32 MiB: %s; key B %d retrievals %s; health max %.2f s over %d probes; "
+        "service RSS %.0f -> peak %.0f MiB",
+        {s: statuses.count(s) for s in set(statuses)},
+        len(retrievals),
+        set(retrievals),
+        max(health),
+        len(health),
+        before,
+        peak(),
+    )
+    assert len(statuses) == 64
+    # Read and decoded in full, then refused as over the document limit: nothing stored
+    assert statuses.count(413) >= 1 and 202 not in statuses
+    assert all(s in (413, 429, 503) or isinstance(s, str) for s in statuses), statuses
+    assert retrievals and set(retrievals) == {200}, retrievals
+    assert max(health) < 1.0, f"/v1/health took {max(health):.2f} s"
+    assert peak() - before < 768, f"the service grew {peak() - before:.0f} MiB"
