@@ -103,6 +103,8 @@ def create_app(
         description=DESCRIPTION,
         version="1",
         lifespan=lifespan,
+        docs_url="/docs" if service.api_docs else None,
+        redoc_url="/redoc" if service.api_docs else None,
     )
     app.state.keys = keys
     app.state.runtime = runtime

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from terag_neo4j.service.admission import Admission
 from terag_neo4j.service.auth import CALLER
+from terag_neo4j.service.http_errors import ServiceError
 from terag_neo4j.service.schemas import TextsRequest
 
 if TYPE_CHECKING:
@@ -62,7 +63,14 @@ class BodyGate:
         if length is not None and length.isdigit() and int(length) <= LARGE_BODY_BYTES:
             return _decode(await request.body())
         who = CALLER.get()
-        return await self.admission.run_after(request.body, _decode, who.name if who else "")
+        try:
+            return await self.admission.run_after(request.body, _decode, who.name if who else "")
+        except ServiceError as e:
+            if e.status in (429, 503):
+                # Refused unread: closing the connection spares the loop the rest of the body
+                # (uvicorn would read it, and throw it away, to keep the connection alive)
+                e.headers = {**(e.headers or {}), "Connection": "close"}
+            raise
 
     def close(self) -> None:
         self.admission.close()

@@ -51,8 +51,28 @@ MAX_FILES_PER_WORKER = 200
 MAX_IDLE_RSS = 512 * 1024**2
 # A worker imports pypdf, python-docx and trafilatura before it says it is ready
 START_TIMEOUT_S = 120.0
-# Environment a worker does not need: it reads hostile files, so it gets no secrets
-_SECRET_MARKS = ("KEY", "PASSWORD", "SECRET", "TOKEN", "CREDENTIAL")
+# The environment a worker gets, by name: it reads hostile files, so it is told nothing it does
+# not need to run Python (no Neo4j credentials or URIs, no key file's path, no cloud tokens)
+_WORKER_ENV = frozenset(
+    {
+        "PATH",
+        "HOME",
+        "USER",
+        "LANG",
+        "LANGUAGE",
+        "TZ",
+        "TMPDIR",
+        "TEMP",
+        "TMP",
+        "PYTHONPATH",
+        "PYTHONHOME",
+        "PYTHONIOENCODING",
+        "PYTHONUTF8",
+        "PYTHONDONTWRITEBYTECODE",
+        "VIRTUAL_ENV",
+        "SYSTEMROOT",
+    }
+)
 
 
 class _Gone(TeragError):
@@ -64,11 +84,7 @@ class _Late(TeragError):
 
 
 def _worker_env() -> dict[str, str]:
-    return {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("TERAG_") and not any(m in k.upper() for m in _SECRET_MARKS)
-    }
+    return {k: v for k, v in os.environ.items() if k in _WORKER_ENV or k.startswith("LC_")}
 
 
 class Worker:

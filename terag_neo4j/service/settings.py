@@ -193,6 +193,10 @@ class ServiceSettings(BaseSettings):
     log_format: Literal["text", "json"] = "text"
     # /metrics (Prometheus) and the per-request counting behind it
     metrics: bool = True
+    # /docs and /redoc: FastAPI's pages load their scripts from a CDN without integrity checks,
+    # on the console's origin (where the console keeps its key), so they are off unless asked
+    # for; /openapi.json is served either way
+    api_docs: bool = False
     # How long finished ingest jobs are kept (then their id answers 404 "expired")
     job_retention_hours: float = Field(default=24.0, gt=0)
     # A worker's hold on the job it runs, renewed every second: a job whose process died is

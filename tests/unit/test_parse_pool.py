@@ -236,3 +236,32 @@ def test_an_upload_is_held_to_the_document_cap_and_id_and_title_lengths(
     long_title.write_text('{"id": "t", "title": "' + "t" * 1001 + '", "text": "x"}\n')
     e = refusal(pool, long_title, "title.jsonl")
     assert e.status == 422 and "over the 1,000 limit of a title" in e.message
+
+
+def test_a_worker_is_told_only_an_allow_listed_environment(
+    pool: ParsePool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from terag_neo4j.service.parsing import _worker_env
+
+    secrets = {
+        "NEO4J_AUTH": "neo4j/s3cret",
+        "NEO4J_URI": "bolt://neo4j:s3cret@db.internal:7687",
+        "TERAG_API_KEYS": str(tmp_path / "keys.json"),
+        "AWS_SESSION_TOKEN": "t0ken",
+        "OLLAMA_HOST": "http://user:pw@ollama:11434",
+    }
+    for k, v in secrets.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
+    env = _worker_env()
+    assert not set(secrets) & set(env)
+    assert env["PATH"] == os.environ["PATH"] and env["LC_ALL"] == "C.UTF-8"
+    # The running worker's own environment, as the kernel has it
+    read(pool, write_raw_pdf(tmp_path / "warm.pdf", [text_ops(1)], [0]))
+    (pid,) = pool.pids()
+    names = {
+        entry.split(b"=", 1)[0].decode()
+        for entry in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        if entry
+    }
+    assert not {n for n in names if n.startswith(("NEO4J", "TERAG"))}, names

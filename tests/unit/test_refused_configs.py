@@ -46,3 +46,18 @@ def test_serve_refuses_an_unsafe_configuration_in_one_line(env: dict[str, str], 
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and says in lines[0], lines
     assert "eight-ch" not in proc.stderr
+
+
+def test_the_api_pages_are_off_unless_asked_for_and_the_schema_stays() -> None:
+    """The real app, not started: /docs and /redoc load a CDN's scripts on the console's
+    origin, so they are routes only with TERAG_API_DOCS=true."""
+    from terag_neo4j.service.app import create_app
+    from terag_neo4j.service.settings import ServiceSettings
+
+    def paths(**kw: bool) -> set[str]:
+        app = create_app(ServiceSettings.model_validate(kw))
+        return {str(getattr(r, "path", "")) for r in app.routes}
+
+    default = paths()
+    assert "/openapi.json" in default and not {"/docs", "/redoc"} & default
+    assert {"/docs", "/redoc", "/openapi.json"} <= paths(api_docs=True)
