@@ -189,6 +189,9 @@ class ServiceSettings(BaseSettings):
     max_question_chars: int = Field(default=2000, ge=1)
     # Unfinished ingest jobs one API key may have; beyond that: 429
     max_jobs_queued: int = Field(default=16, ge=1)
+    # Ingest jobs one API key may submit in a minute; beyond that: 429. Each job is a write of
+    # up to 10,000 documents, so this bounds what one key stores per minute
+    max_jobs_per_minute: int = Field(default=60, ge=1)
     # Log lines as text or as one JSON object each (for a log collector)
     log_format: Literal["text", "json"] = "text"
     # /metrics (Prometheus) and the per-request counting behind it
