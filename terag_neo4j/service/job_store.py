@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from neo4j import ManagedTransaction
 
 from terag_neo4j.core.documents import Document
+from terag_neo4j.errors import TeragError
 from terag_neo4j.service.schemas import Job
 from terag_neo4j.store.cypher import cypher_statements, run_cypher
 
@@ -122,7 +123,7 @@ class StoredJob:
         )
 
 
-class JobLimit(Exception):
+class JobLimit(TeragError):
     """A key at its limit of unfinished jobs or of submissions per minute: nothing created."""
 
     def __init__(self, unfinished: int, recent: int) -> None:

@@ -26,6 +26,8 @@ import sys
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from terag_neo4j.errors import TeragError
+
 FRAME = struct.Struct(">IQ")
 # A worker's lines for one request, sent back for the service to log; a file that makes a
 # library warn on every page must not flood the service's log
@@ -75,7 +77,7 @@ def _preload() -> None:
         __import__(f"terag_neo4j.indexing.readers.{name}")
 
 
-class _Refused(Exception):
+class _Refused(TeragError):
     """A file past one of an upload's bounds (documents, id or title length): `status` is the
     HTTP status the service answers with."""
 
