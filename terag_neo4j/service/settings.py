@@ -266,9 +266,12 @@ def check_exposure(service: ServiceSettings, keys: KeyRing) -> None:
 
 
 def _host_name(host: str) -> str:
-    from terag_neo4j.service.policy import host_name
-
-    return host_name(host)
+    """The name in a Host value, without its port or brackets (as policy.host_name reads it;
+    not imported from there: policy imports this module)."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1 : host.find("]")] if "]" in host else host[1:]
+    return (host.partition(":")[0] if host.count(":") == 1 else host).rstrip(".")
 
 
 def check_bind(host: str, keys: KeyRing) -> None:
