@@ -6,4 +6,7 @@ CREATE INDEX terag_ingest_job_queue IF NOT EXISTS FOR (j:IngestJob) ON (j.queue,
 CREATE INDEX terag_ingest_job_namespace IF NOT EXISTS FOR (j:IngestJob) ON (j.namespace);
 CREATE INDEX terag_ingest_job_document IF NOT EXISTS FOR (d:IngestJobDocument) ON (d.job_id, d.seq);
 CREATE CONSTRAINT terag_ingest_job_queue_name IF NOT EXISTS FOR (q:IngestJobQueue) REQUIRE q.name IS UNIQUE;
-MERGE (:IngestJobQueue {name: 'ingest'})
+MERGE (:IngestJobQueue {name: 'ingest'});
+// One node per key, whose lock a submission takes to count and create in one step
+CREATE CONSTRAINT terag_ingest_job_key IF NOT EXISTS FOR (k:IngestJobKey) REQUIRE k.key IS UNIQUE;
+CREATE INDEX terag_ingest_job_by_key IF NOT EXISTS FOR (j:IngestJob) ON (j.key)

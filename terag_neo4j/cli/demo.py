@@ -108,7 +108,7 @@ def recap(
         (f"terag ask {q} -n {ns}", "answer again from the graph (no re-indexing)"),
         (f"terag retrieve {q} -n {ns}", "the passages behind the answer, with scores"),
         ("terag index YOUR_FOLDER -n mydocs", "index your own files into a new namespace"),
-        ("terag serve", "the same over HTTP on 127.0.0.1:8000 (OpenAPI at /docs)"),
+        ("terag serve", "the same over HTTP on 127.0.0.1:8000 (OpenAPI at /openapi.json)"),
         ("make test", "the whole test suite against the real services"),
     ]
     width = max(len(c) for c, _ in commands)

@@ -90,6 +90,9 @@ class Service:
         self.base = parts.path.rstrip("/")
         self.headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if api_key:
+            from terag_neo4j.service.plain_http import warn_if_plain
+
+            warn_if_plain(url, api_key)
             self.headers["Authorization"] = f"Bearer {api_key}"
         cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
         self.conn = cls(parts.hostname, parts.port, timeout=TIMEOUT_S)

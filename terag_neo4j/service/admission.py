@@ -10,13 +10,18 @@ uploaded files' reads (`parsing.py`) each have one.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from terag_neo4j.service.http_errors import ServiceError
 
 T = TypeVar("T")
+A = TypeVar("A")
+
+
+async def _nothing() -> None:
+    return None
 
 
 class Admission:
@@ -59,6 +64,14 @@ class Admission:
 
     async def run(self, fn: Callable[[], T], who: str = "") -> T:
         """`fn()` in a worker thread once a slot is free, for caller `who` (a key's name)."""
+        return await self.run_after(_nothing, lambda _: fn(), who)
+
+    async def run_after(
+        self, prepare: Callable[[], Awaitable[A]], fn: Callable[[A], T], who: str = ""
+    ) -> T:
+        """`fn(await prepare())` once a slot is free: `prepare` runs on the loop holding the
+        slot (reading a request's body, so bodies beyond the slots are never read into memory),
+        then `fn` in a worker thread."""
         if self.pending >= self.limit:
             raise self._busy(
                 429, f"busy: {self.pending} {self.what} running or queued; retry later"
@@ -82,7 +95,8 @@ class Admission:
                     got.append(own)
                     await sem.acquire()
                     got.append(sem)
-                fut = asyncio.get_running_loop().run_in_executor(self.pool, fn)
+                arg = await prepare()
+                fut = asyncio.get_running_loop().run_in_executor(self.pool, fn, arg)
             except BaseException as e:
                 for s in got:
                     s.release()

@@ -23,6 +23,7 @@ from terag_neo4j.service import (
     routes_namespaces,
     routes_query,
 )
+from terag_neo4j.service.bodies import BodyGate
 from terag_neo4j.service.connections import (
     BACKLOG,
     SPARE_FDS,
@@ -35,7 +36,7 @@ from terag_neo4j.service.middleware import FrontDoor, RequireKey
 from terag_neo4j.service.observability import ObservedFastAPI, configure_logging
 from terag_neo4j.service.parsing import ParsePool
 from terag_neo4j.service.runtime import Runtime
-from terag_neo4j.service.settings import ServiceSettings, check_bind
+from terag_neo4j.service.settings import ServiceSettings, check_exposure
 
 if TYPE_CHECKING:
     from terag_neo4j.client import TeragClient
@@ -60,7 +61,7 @@ def create_app(
     one is built from `settings` (default: the environment) when the app starts."""
     service = service or ServiceSettings()
     keys = service.keyring()
-    check_bind(service.host, keys)
+    check_exposure(service, keys)
     # With several keys each gets a share of the workers, so one cannot starve the others
     runtime = Runtime(service, settings, client, shared=len(keys) > 1)
     jobs = JobRegistry(runtime, service)
@@ -71,6 +72,8 @@ def create_app(
         service.queue_timeout_s,
         shared=len(keys) > 1,
     )
+    # Large JSON bodies are read and decoded under their own bounds (see bodies.py)
+    bodies = BodyGate(service.queue_timeout_s, shared=len(keys) > 1)
 
     from terag_neo4j.service.mcp_tools import build_mcp
 
@@ -90,6 +93,7 @@ def create_app(
             async with mcp.session_manager.run():
                 yield
         finally:
+            bodies.close()
             parsing.close()
             jobs.close()
             runtime.close()
@@ -99,11 +103,14 @@ def create_app(
         description=DESCRIPTION,
         version="1",
         lifespan=lifespan,
+        docs_url="/docs" if service.api_docs else None,
+        redoc_url="/redoc" if service.api_docs else None,
     )
     app.state.keys = keys
     app.state.runtime = runtime
     app.state.jobs = jobs
     app.state.parsing = parsing
+    app.state.bodies = bodies
     app.state.service = service
     app.state.metrics = Metrics(app.state) if service.metrics else None
     http_errors.install(app)

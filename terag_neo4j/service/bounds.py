@@ -8,7 +8,7 @@ from __future__ import annotations
 from terag_neo4j.errors import echo
 from terag_neo4j.service.asking import check_question
 from terag_neo4j.service.http_errors import ServiceError
-from terag_neo4j.service.schemas import CONCEPT_MAX_CHARS, ID_MAX_CHARS, PASSAGE_ID_MAX_CHARS
+from terag_neo4j.service.schemas import MAX_CONCEPT_CHARS, MAX_ID_CHARS, MAX_PASSAGE_ID_CHARS
 from terag_neo4j.store.ids import NAMESPACE_RE
 
 
@@ -38,19 +38,19 @@ def check_text(field: str, value: object, limit: int) -> str:
 
 
 def check_document_id(value: object) -> str:
-    return check_text("document_id", value, ID_MAX_CHARS)
+    return check_text("document_id", value, MAX_ID_CHARS)
 
 
 def check_passage_id(value: object) -> str:
-    return check_text("passage_id", value, PASSAGE_ID_MAX_CHARS)
+    return check_text("passage_id", value, MAX_PASSAGE_ID_CHARS)
 
 
 def check_job_id(value: object) -> str:
-    return check_text("job_id", value, ID_MAX_CHARS)
+    return check_text("job_id", value, MAX_ID_CHARS)
 
 
 def check_concept(value: object) -> str:
-    return check_text("concept", value, CONCEPT_MAX_CHARS)
+    return check_text("concept", value, MAX_CONCEPT_CHARS)
 
 
 def check_question_arg(value: object, limit: int) -> str:

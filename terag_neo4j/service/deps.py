@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
+from terag_neo4j.service.bodies import BodyGate
 from terag_neo4j.service.jobs import JobRegistry
 from terag_neo4j.service.parsing import ParsePool
 from terag_neo4j.service.runtime import Runtime
@@ -35,6 +36,11 @@ def parsing(request: Request) -> ParsePool:
     return pool
 
 
+def bodies(request: Request) -> BodyGate:
+    gate: BodyGate = request.app.state.bodies
+    return gate
+
+
 def keys(request: Request) -> KeyRing:
     ring: KeyRing = request.app.state.keys
     return ring
@@ -44,3 +50,4 @@ RuntimeDep = Annotated[Runtime, Depends(runtime)]
 JobsDep = Annotated[JobRegistry, Depends(jobs)]
 ParsingDep = Annotated[ParsePool, Depends(parsing)]
 KeysDep = Annotated[KeyRing, Depends(keys)]
+BodiesDep = Annotated[BodyGate, Depends(bodies)]

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from neo4j import ManagedTransaction
 
 from terag_neo4j.core.documents import Document
+from terag_neo4j.errors import TeragError
 from terag_neo4j.service.schemas import Job
 from terag_neo4j.store.cypher import cypher_statements, run_cypher
 
@@ -129,6 +130,15 @@ class StoredJob:
         )
 
 
+class JobLimit(TeragError):
+    """A key at its limit of unfinished jobs or of submissions per minute: nothing created."""
+
+    def __init__(self, unfinished: int, recent: int) -> None:
+        super().__init__(f"{unfinished} unfinished, {recent} in the last minute")
+        self.unfinished = unfinished
+        self.recent = recent
+
+
 @dataclass(frozen=True)
 class Beat:
     """What a heartbeat found: the lease still ours, a cancel asked, another tenant waiting."""
@@ -174,14 +184,22 @@ class JobStore:
         return int(self.store.read("job_unfinished_by_key", key=key)[0]["n"])
 
     def submit(
-        self, namespace: str, documents: Sequence[Document], key: str, chunk_tokens: int
+        self,
+        namespace: str,
+        documents: Sequence[Document],
+        key: str,
+        chunk_tokens: int,
+        max_unfinished: int = 1_000_000,
+        per_minute: int = 1_000_000,
     ) -> StoredJob:
         """Write the job and its documents, then queue it: a process that dies meanwhile leaves
-        a job no one sees (removed by the sweep), never a half-stored one that runs."""
+        a job no one sees (removed by the sweep), never a half-stored one that runs. `JobLimit`
+        when `key` has `max_unfinished` unfinished jobs or submitted `per_minute` in the last
+        minute (counted in the transaction that creates the job)."""
         self.ensure_schema()
         job_id = uuid.uuid4().hex[:16]
         estimates = [estimate_passages(d, chunk_tokens) for d in documents]
-        self._write(
+        row = self._write(
             "job_create",
             id=job_id,
             namespace=namespace,
@@ -189,7 +207,12 @@ class JobStore:
             queue=self.queue,
             documents_total=len(documents),
             estimate_total=sum(estimates),
+            max_unfinished=max_unfinished,
+            per_minute=per_minute,
         )
+        if not row or not row["created"]:
+            counts = row or {}
+            raise JobLimit(int(counts.get("unfinished", 0)), int(counts.get("recent", 0)))
         for batch in _batches(documents, estimates):
             self._write("job_add_documents", job_id=job_id, documents=batch)
         self._write("job_queue", id=job_id)
@@ -203,11 +226,13 @@ class JobStore:
         rows = self.store.read("job_get", id=job_id)
         return StoredJob(rows[0]["job"]) if rows else None
 
-    def recent(self, namespaces: Sequence[str] | None, limit: int = 1000) -> list[StoredJob]:
+    def recent(
+        self, namespaces: Sequence[str] | None, limit: int = 1000, offset: int = 0
+    ) -> list[StoredJob]:
+        """The `limit` newest jobs after the `offset` newest, oldest first."""
         ns = sorted(namespaces) if namespaces is not None else None
-        return [
-            StoredJob(r["job"]) for r in self.store.read("job_list", namespaces=ns, limit=limit)
-        ]
+        rows = self.store.read("job_list", namespaces=ns, limit=limit, offset=offset)
+        return [StoredJob(r["job"]) for r in rows]
 
     def cancel(self, job_id: str) -> None:
         self._write("job_cancel", id=job_id)

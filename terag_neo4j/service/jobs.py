@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING
 
 from terag_neo4j.errors import echo
 from terag_neo4j.service.http_errors import ServiceError
-from terag_neo4j.service.job_store import JobStore, StoredJob
+from terag_neo4j.service.job_store import JobLimit, JobStore, StoredJob
 from terag_neo4j.service.job_worker import Worker
-from terag_neo4j.service.schemas import Job
+from terag_neo4j.service.schemas import MAX_DOCUMENTS, MAX_ID_CHARS, MAX_TITLE_CHARS, Job
 
 if TYPE_CHECKING:
     from terag_neo4j.client import TeragClient
@@ -34,11 +34,31 @@ log = logging.getLogger(__name__)
 JOB_ID = re.compile(r"[0-9a-f]{16}")
 
 
+def check_submission(documents: list[Document]) -> None:
+    """The bounds of the JSON route, for every way documents come in (uploads, MCP): a 413 or
+    422 with one line, before anything is stored."""
+    if len(documents) > MAX_DOCUMENTS:
+        raise ServiceError(
+            413,
+            f"{len(documents):,} documents, over the {MAX_DOCUMENTS:,} one submission may hold; "
+            "split it",
+        )
+    for d in documents:
+        if len(d.id) > MAX_ID_CHARS or len(d.title) > MAX_TITLE_CHARS:
+            what = "id" if len(d.id) > MAX_ID_CHARS else "title"
+            limit = MAX_ID_CHARS if what == "id" else MAX_TITLE_CHARS
+            shown = ascii(d.id[:40]) + ("..." if len(d.id) > 40 else "")
+            raise ServiceError(
+                422, f"document {shown}: its {what} is over the {limit:,}-character limit"
+            )
+
+
 class JobRegistry:
     """The routes' and MCP tools' view of the job store, and this process's worker."""
 
     def __init__(self, runtime: Runtime, service: ServiceSettings) -> None:
         self.max_queued = service.max_jobs_queued
+        self.per_minute = service.max_jobs_per_minute
         self.retention_h = service.job_retention_hours
         self.queue = service.job_queue
         self.worker = Worker(
@@ -62,16 +82,29 @@ class JobRegistry:
     ) -> Job:
         """Store the documents and queue the job; 429 when this key already has
         `max_jobs_queued` unfinished jobs (one tenant cannot fill the queue for the others)."""
+        check_submission(documents)
         jobs = self._jobs(client)
-        jobs.ensure_schema()
-        waiting = jobs.unfinished_by_key(principal.name)
-        if waiting >= self.max_queued:
-            raise ServiceError(
-                429,
-                f"this key already has {waiting} unfinished ingest jobs; retry when one ends",
-                headers={"Retry-After": "10"},
+        try:
+            job = jobs.submit(
+                namespace,
+                documents,
+                principal.name,
+                client.settings.chunk_tokens,
+                self.max_queued,
+                self.per_minute,
             )
-        job = jobs.submit(namespace, documents, principal.name, client.settings.chunk_tokens)
+        except JobLimit as e:
+            if e.unfinished >= self.max_queued:
+                message = (
+                    f"this key already has {e.unfinished} unfinished ingest jobs "
+                    f"(TERAG_MAX_JOBS_QUEUED); retry when one ends"
+                )
+            else:
+                message = (
+                    f"this key submitted {e.recent} ingest jobs in the last minute "
+                    f"(TERAG_MAX_JOBS_PER_MINUTE); retry within a minute"
+                )
+            raise ServiceError(429, message, headers={"Retry-After": "10"}) from None
         self.worker.wake()
         return job.view()
 
@@ -99,10 +132,13 @@ class JobRegistry:
     def get(self, client: TeragClient, job_id: str, principal: Principal) -> Job:
         return self._readable(client, job_id, principal)[1].view()
 
-    def recent(self, client: TeragClient, principal: Principal) -> list[Job]:
-        """The newest jobs (up to 1000) of the namespaces this key may read."""
+    def recent(
+        self, client: TeragClient, principal: Principal, limit: int = 1000, offset: int = 0
+    ) -> list[Job]:
+        """The `limit` newest jobs after the `offset` newest, of the namespaces this key may
+        read, oldest first."""
         ns = None if principal.namespaces is None else sorted(principal.namespaces)
-        return [j.view() for j in self._jobs(client).recent(ns)]
+        return [j.view() for j in self._jobs(client).recent(ns, limit, offset)]
 
     def cancel(self, client: TeragClient, job_id: str, principal: Principal) -> Job:
         """A queued job (or one between groups) ends 'cancelled' at once; a running one is asked

@@ -5,23 +5,28 @@ service process.
 
 The protocol, on stdin and stdout (anything else printed goes to stderr): each frame is a
 4-byte header length and an 8-byte body length (big-endian), a JSON header, then the body. The
-worker first sends `{"ready": true}`. A request is `{"path", "name", "max_chars"}`; the answer
-is `{"docs": [...], "log": [...], "rss": bytes}` with the documents' texts, UTF-8, one after
-another in the body (each document's `"size"` says how many bytes are its), or `{"error",
-"too_large", "log", "rss"}`.
+worker first sends `{"ready": true}`. A request is `{"path", "name", "max_chars", "max_docs",
+"cap", "max_id", "max_title"}` (`max_docs`: the documents this file may still add to its upload,
+of the `cap` one upload may hold); the answer is `{"docs": [...], "log": [...], "rss": bytes}`
+with the documents' texts, UTF-8, one after another in the body (each document's `"size"` says
+how many bytes are its), or `{"error", "too_large", "status", "log", "rss"}`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import logging
 import os
+import re
 import resource
 import struct
 import sys
 from pathlib import Path
 from typing import Any, BinaryIO
+
+from terag_neo4j.errors import TeragError
 
 FRAME = struct.Struct(">IQ")
 # A worker's lines for one request, sent back for the service to log; a file that makes a
@@ -72,8 +77,31 @@ def _preload() -> None:
         __import__(f"terag_neo4j.indexing.readers.{name}")
 
 
-def _check_text(path: Path, name: str) -> None:
-    """An upload read as text must be UTF-8 text throughout, not only in its first bytes."""
+class _Refused(TeragError):
+    """A file past one of an upload's bounds (documents, id or title length): `status` is the
+    HTTP status the service answers with."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _too_many(name: str, request: dict[str, Any]) -> _Refused:
+    left, cap = int(request["max_docs"]), int(request["cap"])
+    room = f"the {cap:,}" if left >= cap else f"the {left:,} left of the {cap:,}"
+    return _Refused(
+        f"{name}: over {room} documents one upload may hold; split it into smaller uploads",
+        413,
+    )
+
+
+# A line with something on it: a record of a JSON Lines file
+_RECORD = re.compile(rb"(?m)^[^\S\n]*\S")
+
+
+def _check_text(path: Path, name: str, jsonl: bool, request: dict[str, Any]) -> None:
+    """An upload read as text must be UTF-8 text throughout, not only in its first bytes; a
+    JSON Lines file is refused by its count of records before any is parsed."""
     from terag_neo4j.core.documents import InputError
 
     data = path.read_bytes()
@@ -83,6 +111,38 @@ def _check_text(path: Path, name: str) -> None:
         data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise InputError(f"{name}: not valid UTF-8 (byte {e.start}); re-encode it") from None
+    if jsonl:
+        # Counted up to one past the bound only: a file of millions of lines costs no more
+        # than one of 10,000 (the reader's own count, after parsing, is checked again)
+        records = _RECORD.finditer(data)
+        if sum(1 for _ in itertools.islice(records, int(request["max_docs"]) + 1)) > int(
+            request["max_docs"]
+        ):
+            raise _too_many(name, request)
+
+
+def _shown(value: str) -> str:
+    """A short, escaped prefix of a caller's string, for a one-line message."""
+    return ascii(value[:40]) + ("..." if len(value) > 40 else "")
+
+
+def _check_documents(name: str, docs: list[Any], request: dict[str, Any]) -> None:
+    if len(docs) > int(request["max_docs"]):
+        raise _too_many(name, request)
+    max_id, max_title = int(request["max_id"]), int(request["max_title"])
+    for d in docs:
+        if len(d.id) > max_id:
+            raise _Refused(
+                f"{name}: document id {_shown(d.id)} has {len(d.id):,} characters, over the "
+                f"{max_id:,} limit of an id",
+                422,
+            )
+        if len(d.title) > max_title:
+            raise _Refused(
+                f"{name}: document {_shown(d.id)}: its title has {len(d.title):,} characters, "
+                f"over the {max_title:,} limit of a title",
+                422,
+            )
 
 
 def read(request: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
@@ -90,13 +150,17 @@ def read(request: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
     from terag_neo4j.core import documents as inputs
     from terag_neo4j.indexing.readers import read_file, readable_kind
     from terag_neo4j.indexing.readers.common import TooLarge, one_line
+    from terag_neo4j.indexing.readers.detect import JSONL_SUFFIXES
 
     path, name = Path(request["path"]), str(request["name"])
     inputs.MAX_DOCUMENT_CHARS = int(request["max_chars"])
     try:
         if readable_kind(path) == "text":
-            _check_text(path, name)
+            _check_text(path, name, path.suffix.lower() in JSONL_SUFFIXES, request)
         docs = read_file(path, name, name)
+        _check_documents(name, docs, request)
+    except _Refused as e:
+        return {"error": str(e), "status": e.status}, b""
     except inputs.InputError as e:
         return {"error": str(e), "too_large": isinstance(e, TooLarge)}, b""
     except MemoryError:

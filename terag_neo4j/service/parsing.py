@@ -33,6 +33,7 @@ from terag_neo4j.service.admission import Admission
 from terag_neo4j.service.auth import CALLER
 from terag_neo4j.service.http_errors import ServiceError
 from terag_neo4j.service.parse_worker import FRAME
+from terag_neo4j.service.schemas import MAX_DOCUMENTS, MAX_ID_CHARS, MAX_TITLE_CHARS
 
 if TYPE_CHECKING:
     from terag_neo4j.core.documents import Document
@@ -50,8 +51,28 @@ MAX_FILES_PER_WORKER = 200
 MAX_IDLE_RSS = 512 * 1024**2
 # A worker imports pypdf, python-docx and trafilatura before it says it is ready
 START_TIMEOUT_S = 120.0
-# Environment a worker does not need: it reads hostile files, so it gets no secrets
-_SECRET_MARKS = ("KEY", "PASSWORD", "SECRET", "TOKEN", "CREDENTIAL")
+# The environment a worker gets, by name: it reads hostile files, so it is told nothing it does
+# not need to run Python (no Neo4j credentials or URIs, no key file's path, no cloud tokens)
+_WORKER_ENV = frozenset(
+    {
+        "PATH",
+        "HOME",
+        "USER",
+        "LANG",
+        "LANGUAGE",
+        "TZ",
+        "TMPDIR",
+        "TEMP",
+        "TMP",
+        "PYTHONPATH",
+        "PYTHONHOME",
+        "PYTHONIOENCODING",
+        "PYTHONUTF8",
+        "PYTHONDONTWRITEBYTECODE",
+        "VIRTUAL_ENV",
+        "SYSTEMROOT",
+    }
+)
 
 
 class _Gone(TeragError):
@@ -63,11 +84,7 @@ class _Late(TeragError):
 
 
 def _worker_env() -> dict[str, str]:
-    return {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("TERAG_") and not any(m in k.upper() for m in _SECRET_MARKS)
-    }
+    return {k: v for k, v in os.environ.items() if k in _WORKER_ENV or k.startswith("LC_")}
 
 
 class Worker:
@@ -181,12 +198,15 @@ class ParsePool:
         with self._lock:
             return [w.pid for w in [*self._idle, *self._busy]]
 
-    async def read(self, path: Path, name: str) -> list[Document]:
-        """The documents in the uploaded file at `path`, named `name`, counted against the
-        calling key; a `ServiceError` (413 past a limit, 415 unreadable, 429/503 when the pool
+    async def read(self, path: Path, name: str, max_docs: int = MAX_DOCUMENTS) -> list[Document]:
+        """The documents in the uploaded file at `path`, named `name` (at most `max_docs`:
+        what is left of the upload's cap), counted against the calling key; a `ServiceError`
+        (413 past a limit, 415 unreadable, 422 an id or title too long, 429/503 when the pool
         is busy) otherwise."""
         who = CALLER.get()
-        return await self.admission.run(lambda: self._read(path, name), who.name if who else "")
+        return await self.admission.run(
+            lambda: self._read(path, name, max_docs), who.name if who else ""
+        )
 
     def _take(self) -> Worker:
         with self._lock:
@@ -214,10 +234,18 @@ class ParsePool:
             if not self._closed and len(self._idle) + len(self._busy) < self.workers:
                 self._idle.append(Worker(self.memory_bytes))
 
-    def _read(self, path: Path, name: str) -> list[Document]:
+    def _read(self, path: Path, name: str, max_docs: int) -> list[Document]:
         from terag_neo4j.core import documents as inputs
 
-        request = {"path": str(path), "name": name, "max_chars": inputs.MAX_DOCUMENT_CHARS}
+        request = {
+            "path": str(path),
+            "name": name,
+            "max_chars": inputs.MAX_DOCUMENT_CHARS,
+            "max_docs": max_docs,
+            "cap": MAX_DOCUMENTS,
+            "max_id": MAX_ID_CHARS,
+            "max_title": MAX_TITLE_CHARS,
+        }
         w = self._take()
         keep = False
         try:
@@ -244,7 +272,8 @@ class ParsePool:
         if "error" in header:
             # The message names the temporary copy: name the upload instead
             message = str(header["error"]).replace(str(path), name)
-            raise ServiceError(413 if header.get("too_large") else 415, message)
+            status = header.get("status") or (413 if header.get("too_large") else 415)
+            raise ServiceError(int(status), message)
         return _documents(header["docs"], body)
 
     def close(self) -> None:

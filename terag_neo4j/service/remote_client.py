@@ -26,6 +26,7 @@ from pydantic import TypeAdapter
 
 from terag_neo4j.core.results import DocumentPage, Neighbourhood, WhyRetrieved
 from terag_neo4j.service.paths import document_path, job_path, namespace_path, why_path
+from terag_neo4j.service.plain_http import warn_if_plain
 from terag_neo4j.service.remote_stream import (
     AskEvent,
     RemoteError,
@@ -127,6 +128,7 @@ class TeragRemote(_Paths):
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         super().__init__(namespace)
+        warn_if_plain(url, api_key)
         self.http = httpx.Client(
             base_url=url,
             headers=_headers(api_key),
@@ -267,6 +269,7 @@ class AsyncTeragRemote(_Paths):
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         super().__init__(namespace)
+        warn_if_plain(url, api_key)
         self.http = httpx.AsyncClient(
             base_url=url, headers=_headers(api_key), timeout=timeout, transport=transport
         )

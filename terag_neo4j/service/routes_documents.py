@@ -14,10 +14,10 @@ from terag_neo4j import namespace_views as views
 from terag_neo4j.core.results import DocumentPage
 from terag_neo4j.errors import echo
 from terag_neo4j.service.auth import ReadNamespace, WriteNamespace
-from terag_neo4j.service.deps import ERRORS, JOB_ERRORS, ParsingDep, RuntimeDep
+from terag_neo4j.service.deps import ERRORS, JOB_ERRORS, BodiesDep, ParsingDep, RuntimeDep
 from terag_neo4j.service.http_errors import ServiceError
 from terag_neo4j.service.routes_jobs import submit
-from terag_neo4j.service.schemas import ID_MAX_CHARS, Deleted, Job, TextsRequest
+from terag_neo4j.service.schemas import MAX_DOCUMENTS, MAX_ID_CHARS, Deleted, Job, texts_body_schema
 
 if TYPE_CHECKING:
     from terag_neo4j.core.documents import Document
@@ -31,10 +31,13 @@ router = APIRouter(prefix="/v1")
     status_code=202,
     tags=["documents"],
     responses=JOB_ERRORS,
+    # The body is read by the route (bodies.py), so FastAPI is told its schema here
+    openapi_extra={"requestBody": texts_body_schema()},
 )
-async def add_texts(request: Request, namespace: WriteNamespace, body: TextsRequest) -> Job:
+async def add_texts(request: Request, namespace: WriteNamespace, gate: BodiesDep) -> Job:
     """Index texts in the background; poll the returned job. The same id with the same text
     again changes nothing; with another text it replaces the document."""
+    body = await gate.texts(request)
     ids = [d.id for d in body.documents]
     if len(set(ids)) != len(ids):
         raise ServiceError(422, "documents: every id must be unique within a request")
@@ -68,7 +71,8 @@ async def upload(
         for f, name in zip(files, names, strict=True):
             path = Path(tmp) / name
             await asyncio.to_thread(save_upload, f.file, path)
-            docs += await pool.read(path, name)
+            # Each file may add what is left of the upload's cap (the JSON route's)
+            docs += await pool.read(path, name, MAX_DOCUMENTS - len(docs))
     seen: set[str] = set()
     for d in docs:
         if d.id in seen:
@@ -104,7 +108,7 @@ async def list_documents(
 async def delete_document(
     rt: RuntimeDep,
     namespace: WriteNamespace,
-    document_id: Annotated[str, PathParam(max_length=ID_MAX_CHARS)],
+    document_id: Annotated[str, PathParam(max_length=MAX_ID_CHARS)],
 ) -> Deleted:
     """Remove a document and its passages; 404 if the namespace has no such document."""
     n = await rt.call(lambda c: views.delete_document(c, namespace, document_id))

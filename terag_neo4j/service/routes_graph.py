@@ -12,7 +12,7 @@ from terag_neo4j.service.asking import check_question
 from terag_neo4j.service.auth import ReadNamespace
 from terag_neo4j.service.deps import ERRORS, RuntimeDep
 from terag_neo4j.service.reads import as_reader
-from terag_neo4j.service.schemas import CONCEPT_MAX_CHARS, PASSAGE_ID_MAX_CHARS
+from terag_neo4j.service.schemas import MAX_CONCEPT_CHARS, MAX_PASSAGE_ID_CHARS
 
 router = APIRouter(prefix="/v1")
 
@@ -26,7 +26,7 @@ router = APIRouter(prefix="/v1")
 async def why_retrieved(
     rt: RuntimeDep,
     namespace: ReadNamespace,
-    passage_id: Annotated[str, Path(max_length=PASSAGE_ID_MAX_CHARS)],
+    passage_id: Annotated[str, Path(max_length=MAX_PASSAGE_ID_CHARS)],
     question: Annotated[str, Query(min_length=1)],
     top_k: Annotated[int, Query(ge=1, le=100)] = 5,
 ) -> WhyRetrieved:
@@ -43,7 +43,7 @@ async def concept_graph(
     rt: RuntimeDep,
     namespace: ReadNamespace,
     concept: Annotated[
-        str, Query(min_length=1, max_length=CONCEPT_MAX_CHARS, examples=["Ferdinand Porsche"])
+        str, Query(min_length=1, max_length=MAX_CONCEPT_CHARS, examples=["Ferdinand Porsche"])
     ],
     depth: Annotated[int, Query(ge=1, le=3)] = 1,
     max_nodes: Annotated[int, Query(ge=1, le=500)] = 50,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 
 from terag_neo4j.errors import echo
 from terag_neo4j.service.audit import audit_note
@@ -48,9 +48,17 @@ async def job_status(rt: RuntimeDep, reg: JobsDep, job_id: str, principal: Calle
 
 
 @router.get("/jobs", response_model=list[Job], tags=["jobs"], responses=ERRORS)
-async def list_jobs(rt: RuntimeDep, reg: JobsDep, principal: Caller) -> list[Job]:
-    """Recent ingest jobs (up to 1000, oldest first) of the namespaces this key may read."""
-    return await rt.call(lambda c: reg.recent(c, principal))
+async def list_jobs(
+    rt: RuntimeDep,
+    reg: JobsDep,
+    principal: Caller,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 1000,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+) -> list[Job]:
+    """Recent ingest jobs of the namespaces this key may read: the `limit` newest after the
+    `offset` newest, oldest first (the next page: `offset` + `limit`; an empty page: none
+    older)."""
+    return await rt.call(lambda c: reg.recent(c, principal, limit, offset))
 
 
 @router.delete("/jobs/{job_id}", response_model=Job, tags=["jobs"], responses=ERRORS)

@@ -41,11 +41,11 @@ def _require_extra() -> None:
 
 def _service_settings(args: argparse.Namespace) -> Any:
     _require_extra()
-    from terag_neo4j.service.settings import ServiceSettings, check_bind
+    from terag_neo4j.service.settings import ServiceSettings, check_exposure
 
     over = {k: getattr(args, k, None) for k in ("host", "port")}
     service = ServiceSettings(**{k: v for k, v in over.items() if v is not None})
-    check_bind(service.host, service.keyring())  # a refused bind fails before Neo4j starts
+    check_exposure(service, service.keyring())  # a refused bind fails before Neo4j starts
     return service
 
 

@@ -66,6 +66,11 @@ class Principal:
         return [n for n in names if self.can_read(n)]
 
 
+# 22 URL-safe base64 characters carry 128 bits; a key guessed offline from a leaked digest, or
+# online at any rate, must take longer than the service will ever run
+MIN_KEY_CHARS = 22
+MAKE_KEY = """python -c 'import secrets; print(secrets.token_urlsafe(32))'"""
+
 # What a service without keys (loopback only) grants: everything
 OPEN = Principal("open", None, True, admin=True)
 
@@ -79,10 +84,12 @@ class KeyRing:
 
     def __init__(self, keys: dict[str, KeySpec]) -> None:
         self._entries: list[tuple[bytes, Principal]] = []
-        for key, spec in keys.items():
-            if len(key) < 8:
+        for i, (key, spec) in enumerate(keys.items(), 1):
+            if len(key) < MIN_KEY_CHARS:
+                # The entry's number, never the key: the message goes to logs
                 raise ServiceConfigError(
-                    "TERAG_API_KEYS: every key needs at least 8 characters (use a random token)"
+                    f"TERAG_API_KEYS: key {i} has {len(key)} characters; a key needs at least "
+                    f"{MIN_KEY_CHARS} random ones (128 bits): make one with {MAKE_KEY}"
                 )
             d = _digest(key)
             ns = None if spec.namespaces == ALL else frozenset(spec.namespaces)
@@ -182,10 +189,17 @@ class ServiceSettings(BaseSettings):
     max_question_chars: int = Field(default=2000, ge=1)
     # Unfinished ingest jobs one API key may have; beyond that: 429
     max_jobs_queued: int = Field(default=16, ge=1)
+    # Ingest jobs one API key may submit in a minute; beyond that: 429. Each job is a write of
+    # up to 10,000 documents, so this bounds what one key stores per minute
+    max_jobs_per_minute: int = Field(default=60, ge=1)
     # Log lines as text or as one JSON object each (for a log collector)
     log_format: Literal["text", "json"] = "text"
     # /metrics (Prometheus) and the per-request counting behind it
     metrics: bool = True
+    # /docs and /redoc: FastAPI's pages load their scripts from a CDN without integrity checks,
+    # on the console's origin (where the console keeps its key), so they are off unless asked
+    # for; /openapi.json is served either way
+    api_docs: bool = False
     # How long finished ingest jobs are kept (then their id answers 404 "expired")
     job_retention_hours: float = Field(default=24.0, gt=0)
     # A worker's hold on the job it runs, renewed every second: a job whose process died is
@@ -218,6 +232,46 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def _origin_host(origin: str) -> str:
+    from urllib.parse import urlsplit
+
+    try:
+        return urlsplit(origin.strip()).hostname or ""
+    except ValueError:
+        return ""
+
+
+def check_exposure(service: ServiceSettings, keys: KeyRing) -> None:
+    """Without keys every caller has every right, so no page of another site (CORS) and no
+    host name other than loopback may reach the service: one line naming the setting."""
+    check_bind(service.host, keys)
+    if len(keys):
+        return
+    open_origins = [o for o in service.cors_origins if not is_loopback(_origin_host(o))]
+    if open_origins:
+        raise ServiceConfigError(
+            f"TERAG_CORS_ORIGINS: {open_origins[0][:60]!a} lets pages of other sites call "
+            "a service without API keys, with every right; set TERAG_API_KEYS, or allow "
+            "loopback origins only"
+        )
+    open_hosts = [h for h in service.allowed_hosts if not is_loopback(_host_name(h))]
+    if open_hosts:
+        raise ServiceConfigError(
+            f"TERAG_ALLOWED_HOSTS: {open_hosts[0][:60]!a} lets a service without API keys "
+            "answer other host names, with every right; set TERAG_API_KEYS, or allow "
+            "loopback names only"
+        )
+
+
+def _host_name(host: str) -> str:
+    """The name in a Host value, without its port or brackets (as policy.host_name reads it;
+    not imported from there: policy imports this module)."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1 : host.find("]")] if "]" in host else host[1:]
+    return (host.partition(":")[0] if host.count(":") == 1 else host).rstrip(".")
 
 
 def check_bind(host: str, keys: KeyRing) -> None:

@@ -30,7 +30,7 @@ from terag_neo4j.service.http_errors import (
 from terag_neo4j.service.metrics import HttpMetrics
 from terag_neo4j.service.policy import AddressThrottle
 from terag_neo4j.service.routes_health import PROBE_TTL_S, ReadyProbe
-from terag_neo4j.service.schemas import CONCEPT_MAX_CHARS, ID_MAX_CHARS
+from terag_neo4j.service.schemas import MAX_CONCEPT_CHARS, MAX_ID_CHARS
 from terag_neo4j.store import InvalidNamespace, NamespaceNotFound, Neo4jUnavailable
 from terag_neo4j.store.ids import check_namespace
 
@@ -100,9 +100,9 @@ def test_a_503_names_no_internal_address() -> None:
     [
         (bounds.check_namespace_arg, "wiki_1-a", " " * MB),
         (bounds.check_namespace_arg, "a" * 64, "a" * 65),
-        (bounds.check_document_id, "d" * ID_MAX_CHARS, "d" * (ID_MAX_CHARS + 1)),
-        (bounds.check_job_id, "j" * ID_MAX_CHARS, "j" * MB),
-        (bounds.check_concept, "c" * CONCEPT_MAX_CHARS, "c" * (CONCEPT_MAX_CHARS + 1)),
+        (bounds.check_document_id, "d" * MAX_ID_CHARS, "d" * (MAX_ID_CHARS + 1)),
+        (bounds.check_job_id, "j" * MAX_ID_CHARS, "j" * MB),
+        (bounds.check_concept, "c" * MAX_CONCEPT_CHARS, "c" * (MAX_CONCEPT_CHARS + 1)),
         (bounds.check_concept, "Porsche", ""),
         (lambda q: bounds.check_question_arg(q, 2000), "Who?", "q" * 2001),
         (lambda q: bounds.check_question_arg(q, 2000), "Who?", " " * 100),

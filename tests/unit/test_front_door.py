@@ -22,10 +22,10 @@ from terag_neo4j.service.middleware import FrontDoor, Message
 from terag_neo4j.service.policy import QUERY_BODY_BYTES, classify
 from terag_neo4j.service.settings import KeyRing, ServiceConfigError, ServiceSettings, parse_keys
 
-WIKI_WRITE = "wiki-writer-key"
-WIKI_READ = "wiki-reader-key"
-OTHER = "other-tenant-key"
-SLOW = "slow-rate-key-1"
+WIKI_WRITE = "wiki-writer-key-0123456789"
+WIKI_READ = "wiki-reader-key-0123456789"
+OTHER = "other-tenant-key-0123456789"
+SLOW = "slow-rate-key-1-0123456789"
 KEYS = {
     WIKI_WRITE: {"namespaces": ["wiki"], "access": "write"},
     WIKI_READ: {"namespaces": ["wiki"], "access": "read"},

@@ -206,3 +206,62 @@ def test_file_names_are_unique_and_lose_any_client_path() -> None:
     with pytest.raises(ServiceError) as info:
         upload_names(["a.txt", "b.md", "a.txt"])
     assert info.value.status == 422 and "a.txt: uploaded twice" in info.value.message
+
+
+def test_an_upload_is_held_to_the_document_cap_and_id_and_title_lengths(
+    pool: ParsePool, tmp_path: Path
+) -> None:
+    many = tmp_path / "many.jsonl"
+    many.write_bytes(b'{"text": "x"}\n' * 200_000)
+    start = time.monotonic()
+    e = refusal(pool, many, "many.jsonl")
+    assert time.monotonic() - start < 5
+    assert e.status == 413
+    assert e.message == (
+        "many.jsonl: over the 10,000 documents one upload may hold; split it into smaller uploads"
+    )
+    # A file after others in one upload may add only what is left of the cap
+    few = tmp_path / "few.jsonl"
+    few.write_bytes(b'{"text": "x"}\n\n{"text": "y"}\n{"text": "z"}\n')
+    assert len(read(pool, few)) == 3
+    with pytest.raises(ServiceError) as info:
+        asyncio.run(pool.read(few, "few.jsonl", max_docs=2))
+    assert info.value.status == 413 and "over the 2 left of the 10,000" in info.value.message
+    long_id = tmp_path / "id.jsonl"
+    long_id.write_text('{"id": "' + "i" * 513 + '", "text": "x"}\n')
+    e = refusal(pool, long_id, "id.jsonl")
+    assert e.status == 422 and "513 characters, over the 512 limit of an id" in e.message
+    assert len(e.message) < 200
+    long_title = tmp_path / "title.jsonl"
+    long_title.write_text('{"id": "t", "title": "' + "t" * 1001 + '", "text": "x"}\n')
+    e = refusal(pool, long_title, "title.jsonl")
+    assert e.status == 422 and "over the 1,000 limit of a title" in e.message
+
+
+def test_a_worker_is_told_only_an_allow_listed_environment(
+    pool: ParsePool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from terag_neo4j.service.parsing import _worker_env
+
+    secrets = {
+        "NEO4J_AUTH": "neo4j/s3cret",
+        "NEO4J_URI": "bolt://neo4j:s3cret@db.internal:7687",
+        "TERAG_API_KEYS": str(tmp_path / "keys.json"),
+        "AWS_SESSION_TOKEN": "t0ken",
+        "OLLAMA_HOST": "http://user:pw@ollama:11434",
+    }
+    for k, v in secrets.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
+    env = _worker_env()
+    assert not set(secrets) & set(env)
+    assert env["PATH"] == os.environ["PATH"] and env["LC_ALL"] == "C.UTF-8"
+    # The running worker's own environment, as the kernel has it
+    read(pool, write_raw_pdf(tmp_path / "warm.pdf", [text_ops(1)], [0]))
+    (pid,) = pool.pids()
+    names = {
+        entry.split(b"=", 1)[0].decode()
+        for entry in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        if entry
+    }
+    assert not {n for n in names if n.startswith(("NEO4J", "TERAG"))}, names

@@ -14,28 +14,30 @@ from terag_neo4j.errors import TeragError
 from terag_neo4j.service.admission import Admission
 from terag_neo4j.service.http_errors import ServiceError, public_message, status_for
 from terag_neo4j.service.settings import (
+    MIN_KEY_CHARS,
     KeyRing,
     ServiceConfigError,
     ServiceSettings,
     check_bind,
+    check_exposure,
     is_loopback,
     parse_keys,
 )
 from terag_neo4j.store import InvalidNamespace, NamespaceNotFound, Neo4jUnavailable
 
 KEYS = {
-    "alice-key-123": {"namespaces": ["wiki"], "access": "write"},
-    "reader-key-456": {"namespaces": "*"},
+    "alice-key-123-0123456789ab": {"namespaces": ["wiki"], "access": "write"},
+    "reader-key-456-0123456789ab": {"namespaces": "*"},
 }
 
 
 def test_keys_from_json_text_and_from_a_file(tmp_path: Path) -> None:
     ring = KeyRing(parse_keys(json.dumps(KEYS)))
-    alice = ring.lookup("alice-key-123")
+    alice = ring.lookup("alice-key-123-0123456789ab")
     assert alice is not None and alice.can_write("wiki") and not alice.can_read("other")
-    reader = ring.lookup("reader-key-456")
+    reader = ring.lookup("reader-key-456-0123456789ab")
     assert reader is not None and reader.can_read("anything") and not reader.can_write("wiki")
-    assert ring.lookup("alice-key-12") is None and ring.lookup(None) is None
+    assert ring.lookup("alice-key-123-0123456789a") is None and ring.lookup(None) is None
     f = tmp_path / "keys.json"
     f.write_text(json.dumps(KEYS))
     f.chmod(0o600)  # a key file others may read is refused
@@ -45,14 +47,14 @@ def test_keys_from_json_text_and_from_a_file(tmp_path: Path) -> None:
 
 def test_keys_are_kept_as_digests_and_never_in_errors_or_reprs() -> None:
     ring = KeyRing(parse_keys(json.dumps(KEYS)))
-    assert "alice-key-123" not in repr(ring.__dict__)
-    assert "alice-key-123" not in repr(ServiceSettings(api_keys=json.dumps(KEYS)))
+    assert "alice-key-123-0123456789ab" not in repr(ring.__dict__)
+    assert "alice-key-123-0123456789ab" not in repr(ServiceSettings(api_keys=json.dumps(KEYS)))
     with pytest.raises(ServiceConfigError) as e:
-        parse_keys('{"alice-key-123": ')
-    assert "alice-key-123" not in str(e.value)
+        parse_keys('{"alice-key-123-0123456789ab": ')
+    assert "alice-key-123-0123456789ab" not in str(e.value)
     with pytest.raises(ServiceConfigError) as e:
-        parse_keys('{"alice-key-123": {"namespaces": 5}}')
-    assert "alice-key-123" not in str(e.value)
+        parse_keys('{"alice-key-123-0123456789ab": {"namespaces": 5}}')
+    assert "alice-key-123-0123456789ab" not in str(e.value)
 
 
 @pytest.mark.parametrize(
@@ -61,7 +63,7 @@ def test_keys_are_kept_as_digests_and_never_in_errors_or_reprs() -> None:
         "[1, 2]",
         "/no/such/file.json",
         '{"short": {"namespaces": "*"}}',
-        '{"longenough": {"namespaces": ["a"], "access": "admin"}}',
+        '{"long-enough-0123456789ab": {"namespaces": ["a"], "access": "admin"}}',
     ],
 )
 def test_bad_key_settings_are_one_line_errors(raw: str) -> None:
@@ -133,3 +135,37 @@ def test_admission_refuses_beyond_its_queue_and_never_hangs() -> None:
         return out
 
     assert asyncio.run(main()) == [True, 3]
+
+
+def test_a_key_under_128_bits_is_refused_with_the_command_that_makes_one() -> None:
+    short = "k" * (MIN_KEY_CHARS - 1)
+    with pytest.raises(ServiceConfigError) as e:
+        KeyRing(parse_keys(json.dumps({"x" * 40: {"namespaces": "*"}, short: {"namespaces": "*"}})))
+    message = str(e.value)
+    assert message.startswith("TERAG_API_KEYS: key 2 has 21 characters; a key needs at least 22")
+    assert "secrets.token_urlsafe(32)" in message and short not in message
+    assert "\n" not in message
+    assert len(KeyRing(parse_keys(json.dumps({"k" * MIN_KEY_CHARS: {"namespaces": "*"}})))) == 1
+
+
+@pytest.mark.parametrize(
+    ("setting", "value"),
+    [
+        ("cors_origins", ["*"]),
+        ("cors_origins", ["http://localhost:3000", "https://evil.example"]),
+        ("allowed_hosts", ["*"]),
+        ("allowed_hosts", ["terag.example.org"]),
+    ],
+)
+def test_a_keyless_service_refuses_other_sites_and_host_names(
+    setting: str, value: list[str]
+) -> None:
+    service = ServiceSettings.model_validate({setting: value})
+    with pytest.raises(ServiceConfigError) as e:
+        check_exposure(service, KeyRing({}))
+    assert str(e.value).startswith(f"TERAG_{setting.upper()}: ")
+    assert "TERAG_API_KEYS" in str(e.value) and "\n" not in str(e.value)
+    # With keys, or with loopback names only, the same setting is taken
+    check_exposure(service, KeyRing(parse_keys(json.dumps(KEYS))))
+    loopback = ["http://127.0.0.1:8080"] if setting == "cors_origins" else ["localhost:8000"]
+    check_exposure(ServiceSettings.model_validate({setting: loopback}), KeyRing({}))
