@@ -50,16 +50,17 @@ def _client(args: argparse.Namespace, embedder: Any = None) -> Any:
 def _through_service(args: argparse.Namespace) -> int | None:
     """The command run by the service that --url or TERAG_URL names; None: none is named."""
     from terag_neo4j.cli import remote_commands as cli_remote
+    from terag_neo4j.cli.remote_settings import service_url
 
-    url = cli_remote.service_url(args)
+    url = service_url(args)
     return None if url is None else cli_remote.run(args, url)
 
 
 def cmd_index(args: argparse.Namespace) -> int:
     if args.prune:
-        from terag_neo4j.cli import remote_commands as cli_remote
+        from terag_neo4j.cli.remote_settings import service_url
 
-        if cli_remote.service_url(args):
+        if service_url(args):
             raise UsageError("terag index --prune works on Neo4j directly, not through a service")
     if (code := _through_service(args)) is not None:
         return code

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from terag_neo4j.cli.exits import UsageError
+from terag_neo4j.core.namespace_names import check_namespace
 
 ASKING = ("retrieve", "ask", "demo")
 
@@ -26,7 +27,4 @@ def check_arguments(args: argparse.Namespace) -> None:
         raise UsageError("terag delete: give a DOCUMENT id, or --all to drop the whole namespace")
     namespace = getattr(args, "namespace", None)
     if namespace is not None:
-        # Imported only here: a command without -n stays free of the store's imports
-        from terag_neo4j.store.ids import check_namespace
-
         check_namespace(namespace)

@@ -1,9 +1,8 @@
 """`terag retrieve/ask/index` through a running service (`--url`, or TERAG_URL; TERAG_API_KEY for
 its key), with the in-process commands' output.
 
-The URL and the key come from the command line and the environment only, never from ./.env: the
-folder a command runs in may be a checkout someone else wrote, whose .env would otherwise pick
-the server that receives the user's key.
+The URL and the key come from the command line and the environment only, never from ./.env
+(`remote_settings`).
 
 Retrieve and ask import the standard library only (no torch, no Neo4j driver, no model, not
 even httpx or pydantic), so a call costs the interpreter's start and one request; index also
@@ -16,15 +15,14 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
-import os
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, TextIO
 from urllib.parse import urlsplit
 
+from terag_neo4j.cli.remote_settings import setting
 from terag_neo4j.errors import TeragError
 from terag_neo4j.service.paths import job_path, namespace_path
 
@@ -33,46 +31,6 @@ _EXIT_BY_STATUS = {400: 2, 401: 6, 403: 6, 404: 4, 413: 2, 415: 2, 422: 2, 429: 
 BATCH_DOCUMENTS = 500
 BATCH_CHARS = 8_000_000  # well under the service's default body limit (32 MiB)
 TIMEOUT_S = 600.0  # an answer waits on the reader LLM
-
-
-def _dotenv(name: str, path: Path = Path(".env")) -> str | None:
-    """`name` from ./.env, read as the settings read it (KEY=value, optionally quoted)."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return None
-    for line in lines:
-        key, sep, value = line.strip().removeprefix("export ").partition("=")
-        if sep and key.strip() == name:
-            return value.strip().strip("'\"") or None
-    return None
-
-
-# Where the key goes and the key itself: from the environment only (see the module docstring)
-ENVIRONMENT_ONLY = ("TERAG_URL", "TERAG_API_KEY")
-_warned: set[str] = set()
-
-
-def setting(name: str) -> str | None:
-    value = os.environ.get(name)
-    if value is not None:
-        return value.strip() or None
-    if name in ENVIRONMENT_ONLY:
-        if _dotenv(name) is not None and name not in _warned:
-            _warned.add(name)
-            print(
-                f"terag: warning: ignoring {name} in ./.env: the service and its key are taken "
-                f"from the environment or --url only; export {name} to use it",
-                file=sys.stderr,
-            )
-        return None
-    return _dotenv(name)
-
-
-def service_url(args: argparse.Namespace) -> str | None:
-    """The service the command should use: --url, else TERAG_URL; None: run in-process."""
-    url: str | None = getattr(args, "url", None)
-    return url or setting("TERAG_URL")
 
 
 class Service:

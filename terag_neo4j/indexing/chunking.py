@@ -5,7 +5,7 @@ its own between blank lines) made of paragraphs. Passages never cross a section,
 break is where a passage prefers to end: sentences are packed into passages of at most
 `max_tokens` tokens of the embedding model's tokenizer, sharing up to `overlap` tokens of whole
 sentences with the previous passage of the same paragraph. Only a sentence longer than a passage
-is cut inside, at word boundaries, into overlapping token windows (`chunk_text`).
+is cut inside, at word boundaries, into overlapping token windows (`token_windows.chunk_text`).
 
 Every step is linear in the text (a million one-line paragraphs chunk in seconds), reads the
 text in pieces (a section's sentences are sized a block of bounded length at a time, in one
@@ -21,22 +21,15 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from terag_neo4j.config import SettingsError
 from terag_neo4j.core.documents import ShouldStop, stop_if_asked
 from terag_neo4j.indexing.spans import Spans
 from terag_neo4j.indexing.token_counts import token_counter
+from terag_neo4j.indexing.token_windows import MAX_CHARS_PER_TOKEN, TOKENIZE_CHARS, chunk_text
 
-# A token is at most this many characters on average in a chunk: a 2 MB "word" (a base64 blob, a
-# line without spaces) is one [UNK] token to WordPiece, so token windows alone do not bound size.
-MAX_CHARS_PER_TOKEN = 32
 HEADING_MAX_WORDS = 12
 # Lines, sentences or passages between two looks at `should_stop`: each a few milliseconds.
 STOP_EVERY = 1000
 SIZE_BLOCK = 2000  # sentences sized per tokenizer call
-# Characters per tokenizer call, in a block of sentences and in a sentence too long for a
-# passage: at most 0.1 s of CPU each (the Rust tokenizer does about 1 MB/s here, holding the
-# GIL), so the lease heartbeat and a cancel never wait long behind one call.
-TOKENIZE_CHARS = 50_000
 # A sentence ends at . ! or ? (and closing quotes or brackets) before a capital or a digit.
 # The closing quotes or brackets stay with the sentence: only the whitespace (group 1) is a cut.
 _SENTENCE_END = re.compile(
@@ -138,83 +131,6 @@ def iter_sections(text: str, should_stop: ShouldStop | None = None) -> Iterator[
                 end_paragraph()
     end_section()
     yield from out
-
-
-def _token_offsets(
-    text: str, tokenizer: object, should_stop: ShouldStop | None = None
-) -> list[tuple[int, int]]:
-    """The (start, end) of every token of `text`. A text over `TOKENIZE_CHARS` is tokenized a
-    piece at a time, each piece ending at whitespace (tokenizers split there, so the tokens are
-    those of the whole), asking `should_stop` before each."""
-    out: list[tuple[int, int]] = []
-    start = 0
-    while start < len(text):
-        end = len(text)
-        if end - start > TOKENIZE_CHARS:
-            limit = start + TOKENIZE_CHARS
-            # The last whitespace of the piece's second half; a run without any is cut hard
-            # (one "word" of 50,000 characters is a single unknown token either way)
-            cut = max(text.rfind(" ", start + TOKENIZE_CHARS // 2, limit), -1)
-            end = cut if cut > start else limit
-        if start:
-            stop_if_asked(should_stop, "chunking")
-        # verbose=False: no "Token indices sequence length is longer than the specified maximum"
-        # warning; a document longer than the model's window is exactly what chunking is for.
-        enc = tokenizer(  # type: ignore[operator]
-            text[start:end], add_special_tokens=False, return_offsets_mapping=True, verbose=False
-        )
-        out += [(a + start, b + start) for a, b in enc["offset_mapping"]]
-        start = end
-    return out
-
-
-def chunk_text(
-    text: str,
-    max_tokens: int,
-    overlap: int,
-    tokenizer: object,
-    should_stop: ShouldStop | None = None,
-) -> list[str]:
-    """`text` in windows of at most `max_tokens` tokens, `overlap` tokens shared.
-
-    Windows are cut from the original string by character offsets, so nothing is re-spelled by
-    decoding, and each cut is moved back to the nearest whitespace so words stay whole.
-    `should_stop` is asked between the tokenizer's pieces of a long text.
-    """
-    if max_tokens <= 0:
-        raise SettingsError("max_tokens must be positive")
-    if not 0 <= overlap < max_tokens:
-        raise SettingsError("overlap must be >= 0 and smaller than max_tokens")
-    offsets = _token_offsets(text, tokenizer, should_stop)
-    max_chars = max_tokens * MAX_CHARS_PER_TOKEN
-    if len(offsets) <= max_tokens:
-        return cap_chars(text.strip(), max_chars) if text.strip() else []
-    chunks: list[str] = []
-    start_tok = 0
-    while start_tok < len(offsets):
-        end_tok = min(start_tok + max_tokens, len(offsets))
-        start_char = offsets[start_tok][0]
-        end_char = offsets[end_tok - 1][1] if end_tok == len(offsets) else offsets[end_tok][0]
-        chunk = text[start_char:end_char].strip()
-        if chunk:
-            chunks.extend(cap_chars(chunk, max_chars))
-        if end_tok == len(offsets):
-            break
-        start_tok += max_tokens - overlap
-    return chunks
-
-
-def cap_chars(chunk: str, max_chars: int) -> list[str]:
-    """`chunk` cut into pieces of at most `max_chars`, at whitespace where there is some."""
-    pieces: list[str] = []
-    while len(chunk) > max_chars:
-        cut = chunk.rfind(" ", max_chars // 2, max_chars + 1)
-        cut = cut if cut > 0 else max_chars
-        pieces.append(chunk[:cut].strip())
-        chunk = chunk[cut:].strip()
-    if chunk:
-        pieces.append(chunk)
-    return [p for p in pieces if p]
 
 
 def _iter_sentences(paragraph: str) -> Iterator[str]:

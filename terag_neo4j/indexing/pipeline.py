@@ -16,7 +16,6 @@ from contextlib import ExitStack
 from datetime import UTC, datetime
 from typing import Any
 
-import numpy as np
 from tqdm import tqdm
 
 from terag_neo4j.config import Settings, SettingsError
@@ -33,10 +32,11 @@ from terag_neo4j.core.extractor import Extractor
 from terag_neo4j.embeddings import AnyEmbedder, Vectors, model_id
 from terag_neo4j.indexing.batches import batch_sizes, warn_if_built_differently
 from terag_neo4j.indexing.budget_phase import BudgetPhase
-from terag_neo4j.indexing.extraction import ExtractionCache, extract_with_cache
+from terag_neo4j.indexing.extraction import ExtractionCache
 from terag_neo4j.indexing.grounding import ground
 from terag_neo4j.indexing.lease import held_lease
 from terag_neo4j.indexing.loading import to_passages
+from terag_neo4j.indexing.pacing import embed_in_steps, extract_in_steps
 from terag_neo4j.indexing.report import IngestReport
 from terag_neo4j.store import (
     GraphStore,
@@ -52,27 +52,6 @@ from terag_neo4j.store.passages import passage_provenance
 
 log = logging.getLogger(__name__)
 __all__ = ["Indexer", "IngestReport"]
-
-# Local work (spaCy's extraction, the embedder) goes in steps of as many passages as take about
-# STEP_S, measured on the step before, starting small: a cancel, and the lease of the job that
-# runs the ingest, wait for at most one step of each. On a machine at load 20, a fixed 64
-# passages of one endless sentence kept spaCy busy for half a minute, and 128 passages the
-# embedder for 15 s. spaCy's results do not depend on how passages are grouped (the graph of
-# the sample corpus is the same however they are), nor do the embeddings beyond rounding.
-STEP_S = 0.5
-FIRST_EXTRACT_STEP = 1
-MAX_EXTRACT_STEP = 64
-FIRST_EMBED_STEP = 4
-# At most two of the embedder's own batches (TERAG_EMBEDDING_BATCH, 64), so its length-sorted
-# batching keeps its effect.
-EMBED_STEP = 128
-
-
-def next_step(done: int, took_s: float, most: int) -> int:
-    """How many passages the next step takes: as many as fit in STEP_S at the rate of the
-    step that took `took_s` for `done`, between 1 and `most`."""
-    fit = int(done * STEP_S / took_s) if took_s > 0 else most
-    return max(1, min(most, fit))
 
 
 class Indexer:
@@ -335,25 +314,15 @@ class Indexer:
         # An LLM extracts a passage in seconds to minutes: cache after every round of calls, so
         # a killed ingest loses at most that round, not 64 passages of LLM time.
         llm = self.extractor.name == "ollama"
-        step = (
-            self.settings.extraction_batch * self.settings.llm_concurrency
-            if llm
-            else FIRST_EXTRACT_STEP
+        extractions = extract_in_steps(
+            self.extractor,
+            batch,
+            self.cache,
+            report.run_id,
+            bar,
+            self.settings.extraction_batch * self.settings.llm_concurrency if llm else None,
+            self._should_stop,
         )
-        extractions: list[Extraction] = []
-        i = 0
-        while i < len(batch):
-            # Runs ahead in its own thread: a cancel raised here reaches `index` through the
-            # future, and the pool's exit waits for this step only, not for the whole batch.
-            self._stop_if_asked("extracting concepts")
-            part = batch[i : i + step]
-            began = time.perf_counter()
-            extractions += extract_with_cache(
-                self.extractor, part, self.cache, report.run_id, len(part), bar
-            )
-            i += len(part)
-            if not llm:
-                step = next_step(len(part), time.perf_counter() - began, MAX_EXTRACT_STEP)
         report.extraction_s += time.perf_counter() - t
         cached, fresh = report.charge(extractions)
         report.extracted_cached += cached
@@ -416,13 +385,4 @@ class Indexer:
 
     def _embed(self, texts: Sequence[str]) -> Vectors:
         """`texts` embedded a few at a time, asking `should_stop` before each step."""
-        parts = []
-        i, step = 0, FIRST_EMBED_STEP
-        while i < len(texts):
-            self._stop_if_asked("embedding passages")
-            part = list(texts[i : i + step])
-            began = time.perf_counter()
-            parts.append(self.embedder.embed(part))
-            i += len(part)
-            step = next_step(len(part), time.perf_counter() - began, EMBED_STEP)
-        return np.concatenate(parts)
+        return embed_in_steps(self.embedder, texts, self._should_stop)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from terag_neo4j.config import Settings, SettingsError
-from terag_neo4j.llm.base import LLM
+from terag_neo4j.llm.interface import LLM
 from terag_neo4j.llm.ledger import TokenLedger
 
 

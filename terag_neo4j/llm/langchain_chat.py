@@ -16,8 +16,8 @@ from collections.abc import Generator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from terag_neo4j.config import Settings
-from terag_neo4j.llm.base import Bounded, Format, as_messages, parallel_map, record
-from terag_neo4j.llm.errors import LLMError
+from terag_neo4j.llm.failures import LLMError
+from terag_neo4j.llm.interface import Bounded, Format, as_messages, parallel_map, record
 from terag_neo4j.llm.ledger import Completion, Message, Stage, TokenLedger
 
 if TYPE_CHECKING:

@@ -31,13 +31,13 @@ from tenacity import (
 )
 
 from terag_neo4j.config import Settings
-from terag_neo4j.llm.base import Format, as_messages, parallel_map, record
-from terag_neo4j.llm.errors import (
+from terag_neo4j.llm.failures import (
     MAX_RETRY_WAIT_S,
     LLMError,
     LLMUnavailableError,
     ModelNotFoundError,
 )
+from terag_neo4j.llm.interface import Format, as_messages, parallel_map, record
 from terag_neo4j.llm.ledger import Completion, Message, Stage, TokenLedger
 
 log = logging.getLogger(__name__)

@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 from terag_neo4j.errors import IngestCancelled, TeragError
 from terag_neo4j.service.http_errors import public_message, status_for
-from terag_neo4j.service.job_store import JobStore, StoredJob
+from terag_neo4j.service.job_store import JobStore
 from terag_neo4j.service.metrics import record_ingest
+from terag_neo4j.service.stored_job import StoredJob
 from terag_neo4j.store import Neo4jTransientError, Neo4jUnavailable
 
 if TYPE_CHECKING:

@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING
 
 from terag_neo4j.errors import echo
 from terag_neo4j.service.http_errors import ServiceError
-from terag_neo4j.service.job_store import JobLimit, JobStore, StoredJob
+from terag_neo4j.service.job_store import JobLimit, JobStore
 from terag_neo4j.service.job_worker import Worker
 from terag_neo4j.service.schemas import MAX_DOCUMENTS, MAX_ID_CHARS, MAX_TITLE_CHARS, Job
+from terag_neo4j.service.stored_job import StoredJob
 
 if TYPE_CHECKING:
     from terag_neo4j.client import TeragClient

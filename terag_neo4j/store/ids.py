@@ -6,22 +6,11 @@ import re
 import unicodedata
 
 from terag_neo4j.core.concepts import Concept
-from terag_neo4j.errors import TeragError, echo
 
-NAMESPACE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # always used with fullmatch
-
-
-class InvalidNamespace(TeragError, ValueError):
-    """A namespace name that is not 1-64 letters, digits, '_' or '-'."""
-
-
-def check_namespace(namespace: str) -> str:
-    if not isinstance(namespace, str) or not NAMESPACE_RE.fullmatch(namespace):
-        raise InvalidNamespace(
-            f"invalid namespace {echo(namespace)}: use 1-64 letters, digits, '_' or '-', "
-            "starting with a letter or digit"
-        )
-    return namespace
+# Named here too: the store's callers read them from `store.ids` (`core.namespace_names`)
+from terag_neo4j.core.namespace_names import NAMESPACE_RE as NAMESPACE_RE
+from terag_neo4j.core.namespace_names import InvalidNamespace as InvalidNamespace
+from terag_neo4j.core.namespace_names import check_namespace as check_namespace
 
 
 def passage_uid(namespace: str, passage_id: str) -> str:

@@ -89,8 +89,8 @@ def _one_sentence(words: int) -> str:
 def test_a_job_in_one_enormous_sentence_cancels_within_5_s(
     service: Service, words: int, after_s: float
 ) -> None:
-    """The tokenizer and spaCy work in bounded steps (`chunking.TOKENIZE_CHARS`,
-    `pipeline.STEP_S`), so the worker's cancel check and lease heartbeat run between
+    """The tokenizer and spaCy work in bounded steps (`token_windows.TOKENIZE_CHARS`,
+    `pacing.STEP_S`), so the worker's cancel check and lease heartbeat run between
     them: one call on the whole sentence, or 64 of its windows at once, took 16-30 s here."""
     ns = f"fair-{uuid.uuid4().hex[:8]}-sentence"
     with service.client() as http:

@@ -10,7 +10,8 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Iterator
 
-from terag_neo4j.indexing.chunking import MAX_CHARS_PER_TOKEN, Section, _sentences, chunk_text
+from terag_neo4j.indexing.chunking import Section, _sentences
+from terag_neo4j.indexing.token_windows import MAX_CHARS_PER_TOKEN, chunk_text
 
 HEADING_MAX_WORDS = 12
 _ATX = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")

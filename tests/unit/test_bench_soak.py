@@ -1,11 +1,11 @@
-"""The soak's accounting (`terag_bench.soak.account`): requests that never ended, errors by
-kind, and documents accepted against documents stored, from a ledger filled by hand (pure
-arithmetic, no service)."""
+"""The soak's accounting (`terag_bench.soak_accounting.account`): requests that never ended,
+errors by kind, and documents accepted against documents stored, from a ledger filled by hand
+(pure arithmetic, no service)."""
 
 from __future__ import annotations
 
 import httpx
-from terag_bench.soak import Ledger, Request, account, error_kind
+from terag_bench.soak_accounting import Ledger, Request, account, error_kind
 
 
 def _ledger() -> Ledger:

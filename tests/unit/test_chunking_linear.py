@@ -15,7 +15,7 @@ import terag_neo4j
 from terag_neo4j.core import documents as inputs
 from terag_neo4j.core.documents import Document, InputError
 from terag_neo4j.errors import IngestCancelled, TeragError
-from terag_neo4j.indexing import chunking
+from terag_neo4j.indexing import chunking, token_windows
 from terag_neo4j.indexing.loading import default_tokenizer, split_document, to_passages
 from terag_neo4j.indexing.spans import Spans
 from terag_neo4j.indexing.token_counts import token_counter
@@ -227,9 +227,9 @@ def _one_sentence(words: int) -> str:
 def test_one_enormous_sentence_is_tokenized_in_pieces_as_one_call_would() -> None:
     tok = default_tokenizer()
     text = _one_sentence(40_000)  # about 450,000 characters: nine pieces
-    assert len(text) > 4 * chunking.TOKENIZE_CHARS
+    assert len(text) > 4 * token_windows.TOKENIZE_CHARS
     whole = tok(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
-    assert chunking._token_offsets(text, tok) == list(whole["offset_mapping"])
+    assert token_windows._token_offsets(text, tok) == list(whole["offset_mapping"])
 
 
 def test_should_stop_cancels_chunking_one_enormous_sentence_promptly() -> None:

@@ -7,13 +7,14 @@ from pathlib import Path
 import pytest
 
 from terag_neo4j.core.documents import Document, InputError
-from terag_neo4j.indexing.chunking import chunk_text, pack, sections
+from terag_neo4j.indexing.chunking import pack, sections
 from terag_neo4j.indexing.loading import (
     default_tokenizer,
     load_documents,
     split_document,
     to_passages,
 )
+from terag_neo4j.indexing.token_windows import chunk_text
 
 
 def tokens(text: str) -> int:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from terag_neo4j.indexing.batches import FIRST_BATCH, batch_sizes
-from terag_neo4j.service.job_store import StoredJob
+from terag_neo4j.service.stored_job import StoredJob
 
 
 def test_batches_grow_to_the_largest_and_cover_every_passage() -> None:

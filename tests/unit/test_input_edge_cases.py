@@ -10,8 +10,8 @@ import pytest
 from terag_neo4j import cli
 from terag_neo4j.core import documents as inputs
 from terag_neo4j.core.documents import Document, InputError, InputNotFound
-from terag_neo4j.indexing.chunking import MAX_CHARS_PER_TOKEN, chunk_text
 from terag_neo4j.indexing.loading import load_documents, to_passages
+from terag_neo4j.indexing.token_windows import MAX_CHARS_PER_TOKEN, chunk_text
 
 
 @pytest.mark.parametrize(
