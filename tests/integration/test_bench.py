@@ -75,9 +75,9 @@ def test_bench_cli_on_a_slice(
             f"terag-{ext}/{v}" for v in DEFAULT_METHODS if v not in ("bm25", "dense", "terag")
         }
     assert set(result["methods"]) == expected
-    # per question, each method against dense and against flat RRF: wins and losses
+    # per question, each method against dense, flat RRF and the walk's order: wins and losses
     vs = result["versus"]["terag-spacy"]
-    assert set(vs) == {"dense", "flat"} and set(vs["flat"]) == {"R@2", "R@5"}
+    assert set(vs) == {"dense", "flat", "walk"} and set(vs["flat"]) == {"R@2", "R@5"}
     assert all(0 <= w + lost <= LIMIT for w, lost in vs["dense"].values())
     assert "| vs dense R@2 |" in (out / "results.md").read_text()
     for name, m in result["methods"].items():
