@@ -221,14 +221,17 @@ def test_namespaces_do_not_mix_and_drop_removes_only_one(
 
 
 class _FailingExtractor(SpacyExtractor):
-    """A real spaCy extractor that raises after its first call (to interrupt an ingest)."""
+    """A real spaCy extractor that raises once it has extracted `FIRST_BATCH` passages (to
+    interrupt an ingest after its first batch): the ingest extracts a batch in steps of its own
+    size, so counting calls would cut the first batch short."""
 
-    calls = 0
+    FIRST_BATCH = 4
+    passages_seen = 0
 
     def extract(self, passages: Sequence[Passage], run_id: str) -> list[Extraction]:
-        type(self).calls += 1
-        if type(self).calls > 1:
+        if type(self).passages_seen >= self.FIRST_BATCH:
             raise ConnectionError("simulated crash mid-ingest")
+        type(self).passages_seen += len(passages)
         return super().extract(passages, run_id)
 
 
@@ -243,7 +246,12 @@ def test_interrupted_ingest_resumes_to_the_same_graph(
     ]
     with TeragClient(base_settings, namespace=namespace) as c:
         indexer = Indexer(
-            c.settings, c.store, _FailingExtractor(), c.embedder, c.cache, batch_passages=4
+            c.settings,
+            c.store,
+            _FailingExtractor(),
+            c.embedder,
+            c.cache,
+            batch_passages=_FailingExtractor.FIRST_BATCH,
         )
         with pytest.raises(ConnectionError):
             indexer.index(docs, namespace, progress=False)
