@@ -92,6 +92,8 @@ MAX_PUBLIC_CHARS = 1000
 # What a 503 says: the error's own message names the Neo4j URI or the model server's address,
 # which are the operator's (the service log has them), not the caller's
 STORE_DOWN = "Neo4j is not answering; retry later (the service log says why)"
+# A reader that is down still leaves retrieval working: the caller is told which part is down
+LLM_DOWN = "the LLM is not answering; retry later (the service log says why)"
 OTHER_DOWN = "a service this call needs is not answering; retry later (the service log says why)"
 
 
@@ -133,8 +135,10 @@ def public_message(e: BaseException) -> str:
     message, which itself quotes a caller's argument only as a short prefix (`errors.echo`)."""
     status, _ = status_for(e)
     if status == 503:
-        store = any(cls.__name__ == "GraphStoreError" for cls in type(e).__mro__)
-        return STORE_DOWN if store else OTHER_DOWN
+        bases = {cls.__name__ for cls in type(e).__mro__}
+        if "GraphStoreError" in bases:
+            return STORE_DOWN
+        return LLM_DOWN if "LLMError" in bases else OTHER_DOWN
     return _cut(without_known(str(e)))
 
 

@@ -18,9 +18,11 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from terag_neo4j.errors import echo
+from terag_neo4j.llm import LLMUnavailableError
 from terag_neo4j.service import bounds
 from terag_neo4j.service.audit import audited
 from terag_neo4j.service.http_errors import (
+    LLM_DOWN,
     STORE_DOWN,
     ServiceError,
     public_message,
@@ -87,6 +89,8 @@ def test_an_error_quotes_a_short_escaped_prefix() -> None:
 def test_a_503_names_no_internal_address() -> None:
     down = Neo4jUnavailable("Neo4j at bolt://neo4j:pw@db.internal:7687 did not answer")
     assert public_message(down) == STORE_DOWN
+    reader = LLMUnavailableError("Ollama at http://10.0.0.5:11434 is not answering")
+    assert public_message(reader) == LLM_DOWN  # which part is down, not where it lives
     # a 404 of the store keeps its message, without the other tenants' names
     missing = NamespaceNotFound("namespace 'x' does not exist (known: a, b); index it first")
     assert public_message(missing) == "namespace 'x' does not exist; index it first"
