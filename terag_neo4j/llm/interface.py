@@ -25,11 +25,7 @@ class LLM(Protocol):
 
     settings: Settings
     ledger: TokenLedger
-
-    @property
-    def model(self) -> str:
-        """The model's name as a namespace records it (which model extracted it)."""
-        ...
+    model: str  # the model's name as a namespace records it (which model extracted it)
 
     def request_options(self, max_tokens: int | None = None) -> dict[str, Any]:
         """What a call with this `max_tokens` sends besides the messages (caches key on it)."""
@@ -78,7 +74,17 @@ class LLM(Protocol):
         run_id: str = "default",
         items_per_prompt: int = 1,
         max_tokens: int | None = None,
-    ) -> list[Completion]: ...
+    ) -> list[Completion]:
+        """Complete every prompt, `llm_concurrency` at a time; results keep the prompts' order.
+        The backends subclass this protocol for this one shared method."""
+        return parallel_map(
+            self,
+            prompts,
+            stage=stage,
+            run_id=run_id,
+            items_per_prompt=items_per_prompt,
+            max_tokens=max_tokens,
+        )
 
     def close(self) -> None: ...
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from terag_neo4j.config import Settings
 from terag_neo4j.llm.failures import LLMError
-from terag_neo4j.llm.interface import Bounded, Format, as_messages, parallel_map, record
+from terag_neo4j.llm.interface import LLM, Bounded, Format, as_messages, record
 from terag_neo4j.llm.ledger import Completion, Message, Stage, TokenLedger
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def _finish_reason(message: BaseMessage) -> str | None:
     return str(reason) if reason else None
 
 
-class LangChainLLM:
+class LangChainLLM(LLM):
     """The LLM interface over a LangChain chat model."""
 
     def __init__(
@@ -163,24 +163,6 @@ class LangChainLLM:
 
     def check_model(self) -> None:
         """A chat model handed in is taken as it is: its first call says whether it answers."""
-
-    def map(
-        self,
-        prompts: Sequence[Sequence[Message] | str],
-        *,
-        stage: Stage,
-        run_id: str = "default",
-        items_per_prompt: int = 1,
-        max_tokens: int | None = None,
-    ) -> list[Completion]:
-        return parallel_map(
-            self,
-            prompts,
-            stage=stage,
-            run_id=run_id,
-            items_per_prompt=items_per_prompt,
-            max_tokens=max_tokens,
-        )
 
     def close(self) -> None:
         """The chat model belongs to whoever handed it in."""

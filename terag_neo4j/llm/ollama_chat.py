@@ -37,7 +37,7 @@ from terag_neo4j.llm.failures import (
     LLMUnavailableError,
     ModelNotFoundError,
 )
-from terag_neo4j.llm.interface import Format, as_messages, parallel_map, record
+from terag_neo4j.llm.interface import LLM, Format, as_messages, record
 from terag_neo4j.llm.ledger import Completion, Message, Stage, TokenLedger
 
 log = logging.getLogger(__name__)
@@ -59,7 +59,7 @@ def _seconds(nanoseconds: int | None) -> float | None:
     return nanoseconds / 1e9 if nanoseconds else None
 
 
-class OllamaLLM:
+class OllamaLLM(LLM):
     """Chat completions from one Ollama model with bounded concurrency, retries and a ledger.
 
     ``transport``/``async_transport`` exist for tests: a fake transport in unit tests, a recording
@@ -316,25 +316,6 @@ class OllamaLLM:
             raise self._translate(exc.last_attempt.exception() or exc) from exc
         except (ollama.ResponseError, ConnectionError, httpx.HTTPError) as exc:
             raise self._translate(exc) from exc
-
-    def map(
-        self,
-        prompts: Sequence[Sequence[Message] | str],
-        *,
-        stage: Stage,
-        run_id: str = "default",
-        items_per_prompt: int = 1,
-        max_tokens: int | None = None,
-    ) -> list[Completion]:
-        """Complete every prompt, `llm_concurrency` at a time; results keep the prompts' order."""
-        return parallel_map(
-            self,
-            prompts,
-            stage=stage,
-            run_id=run_id,
-            items_per_prompt=items_per_prompt,
-            max_tokens=max_tokens,
-        )
 
     def close(self) -> None:
         self._client.close()  # type: ignore[no-untyped-call]  # ollama leaves it unannotated

@@ -25,7 +25,7 @@ from tenacity import RetryError, Retrying
 
 from terag_neo4j.config import Settings
 from terag_neo4j.llm.failures import LLMUnavailableError
-from terag_neo4j.llm.interface import Bounded, Format, as_messages, parallel_map, record
+from terag_neo4j.llm.interface import LLM, Bounded, Format, as_messages, record
 from terag_neo4j.llm.ledger import Completion, Message, Stage, TokenLedger
 from terag_neo4j.llm.openai_retry import (
     OpenAIRetries,
@@ -45,7 +45,7 @@ NO_KEY = "no-key"
 __all__ = ["NO_KEY", "OpenAILLM", "is_transient_http", "retry_after_s"]
 
 
-class OpenAILLM(OpenAIRetries):
+class OpenAILLM(OpenAIRetries, LLM):
     """Chat completions from one model of an OpenAI-compatible server, with bounded
     concurrency, retries and a ledger. `client`/`async_client` exist for tests."""
 
@@ -252,24 +252,6 @@ class OpenAILLM(OpenAIRetries):
         # Ollama lists `name:latest` for a model asked for as `name`
         if listed and self.name not in listed and f"{self.name}:latest" not in listed:
             raise self._unknown_model(listed)
-
-    def map(
-        self,
-        prompts: Sequence[Sequence[Message] | str],
-        *,
-        stage: Stage,
-        run_id: str = "default",
-        items_per_prompt: int = 1,
-        max_tokens: int | None = None,
-    ) -> list[Completion]:
-        return parallel_map(
-            self,
-            prompts,
-            stage=stage,
-            run_id=run_id,
-            items_per_prompt=items_per_prompt,
-            max_tokens=max_tokens,
-        )
 
     def close(self) -> None:
         self._client.close()
