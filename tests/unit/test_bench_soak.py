@@ -46,8 +46,12 @@ def test_a_hung_request_a_lost_a_doubled_and_a_stray_document_each_count() -> No
     ledger = _ledger()
     ledger.begin()  # a request that never came back
     stored = {"ns_a": {"a-1": 2}, "ns_b": {"b-1": 1, "b-9": 1}}
+    ledger.submit("ns_b", ["b-7"])  # sent, its 202 never read, stored: no loss
+    stored["ns_b"]["b-7"] = 1
     out = account(ledger, stored, 1)
     assert out["requests_never_ended"] == 1
+    assert out["documents_stored_reply_lost"] == ["ns_b/b-7"]
+    assert out["documents_unexpected"] == ["ns_b/b-9"]
     assert out["documents_missing"] == ["ns_a/a-2"]
     assert out["documents_not_stored_once"] == ["ns_a/a-1"]
     assert out["documents_unexpected_count"] == 1
@@ -59,3 +63,13 @@ def test_outcomes_are_named_by_status_or_exception() -> None:
     assert error_kind(202) == "ok"
     assert error_kind(429) == "HTTP 429"
     assert error_kind(None, httpx.ReadTimeout("slow")) == "ReadTimeout"
+
+
+def test_a_document_stored_whose_reply_was_lost_is_no_loss() -> None:
+    ledger = _ledger()
+    ledger.submit("ns_a", ["a-3"])  # the last upload: the soak ended before its reply
+    out = account(ledger, {"ns_a": {"a-1": 1, "a-2": 1, "a-3": 1}, "ns_b": {"b-1": 1}}, 0)
+    assert out["documents_submitted"] == 4 and out["documents_accepted"] == 3
+    assert out["documents_stored_reply_lost_count"] == 1
+    assert out["documents_unexpected_count"] == 0
+    assert out["lost_nothing"] is True

@@ -137,6 +137,9 @@ def cmd_bench_soak(args: argparse.Namespace) -> int:
         services.wait(0)  # the last restart is up before the end's RSS
         unfinished = settle(traffic, keys, args.settle)
         result["rss_end_mib"] = [services.rss_mib(0), services.rss_mib(1)]
+        for i in (0, 1):
+            services.record_end(i)
+        result["rss_by_process"] = services.rss_by_process()
         result["service_pids"] = services.pids
         try:
             stored = stored_documents(services, keys, keys)

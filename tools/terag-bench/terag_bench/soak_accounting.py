@@ -31,6 +31,9 @@ class Ledger:
     requests: list[Request] = field(default_factory=list)
     started: int = 0
     accepted: dict[str, set[str]] = field(default_factory=dict)  # namespace -> document ids
+    # Every id ever sent: a job the service took whose 202 the client never read (a timeout, a
+    # kill -9 mid-reply) stores documents the client did not see accepted, which is no loss
+    submitted: dict[str, set[str]] = field(default_factory=dict)
     resent: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -41,6 +44,10 @@ class Ledger:
     def end(self, request: Request) -> None:
         with self.lock:
             self.requests.append(request)
+
+    def submit(self, namespace: str, ids: Sequence[str]) -> None:
+        with self.lock:
+            self.submitted.setdefault(namespace, set()).update(ids)
 
     def accept(self, namespace: str, ids: Sequence[str]) -> None:
         with self.lock:
@@ -74,8 +81,17 @@ def account(
     missing = sorted(
         f"{ns}/{d}" for ns, ids in accepted.items() for d in ids - stored_ids.get(ns, set())
     )
+    submitted = {ns: set(ids) for ns, ids in ledger.submitted.items()}
+    for ns, ids in accepted.items():
+        submitted.setdefault(ns, set()).update(ids)
+    # Stored but never sent: a document from nowhere (that would be a bug, unlike a reply lost)
     unexpected = sorted(
-        f"{ns}/{d}" for ns, ids in stored_ids.items() for d in ids - accepted.get(ns, set())
+        f"{ns}/{d}" for ns, ids in stored_ids.items() for d in ids - submitted.get(ns, set())
+    )
+    reply_lost = sorted(
+        f"{ns}/{d}"
+        for ns, ids in stored_ids.items()
+        for d in (ids & submitted.get(ns, set())) - accepted.get(ns, set())
     )
     twice = sorted(f"{ns}/{d}" for ns, docs in stored.items() for d, n in docs.items() if n != 1)
     ok = [r.seconds for r in reqs if r.outcome == "ok"]
@@ -95,11 +111,15 @@ def account(
             }
             for k, rs in sorted(by_kind.items())
         },
+        "documents_submitted": sum(len(ids) for ids in submitted.values()),
         "documents_accepted": n_accepted,
         "documents_stored": sum(len(ids) for ids in stored_ids.values()),
         "documents_missing": missing[:20],
         "documents_missing_count": len(missing),
+        "documents_unexpected": unexpected[:20],
         "documents_unexpected_count": len(unexpected),
+        "documents_stored_reply_lost": reply_lost[:20],
+        "documents_stored_reply_lost_count": len(reply_lost),
         "documents_not_stored_once": twice[:20],
         "documents_not_stored_once_count": len(twice),
         "documents_resent": ledger.resent,
@@ -129,14 +149,18 @@ def table(result: dict[str, Any]) -> str:
     for kind, n in (result.get("errors_by_kind") or {}).items():
         lines.append(f"  error {kind}: {n}")
     lines.append(
-        f"documents accepted {result.get('documents_accepted')}, stored "
-        f"{result.get('documents_stored')} (missing {result.get('documents_missing_count')}, "
+        f"documents submitted {result.get('documents_submitted')}, accepted "
+        f"{result.get('documents_accepted')}, stored {result.get('documents_stored')} (missing "
+        f"{result.get('documents_missing_count')}, from nowhere "
+        f"{result.get('documents_unexpected_count')}, stored though the 202 was lost "
+        f"{result.get('documents_stored_reply_lost_count')}, "
         f"not once {result.get('documents_not_stored_once_count')}, resent "
         f"{result.get('documents_resent')}), jobs unfinished {result.get('jobs_unfinished')}"
     )
-    lines.append(
-        f"RSS MiB start {result.get('rss_start_mib')} end {result.get('rss_end_mib')} "
-        f"(pids {result.get('service_pids')}); load {result['load_average_start']} -> "
-        f"{result['load_average_end']}"
-    )
+    for p in result.get("rss_by_process") or []:
+        lines.append(
+            f"  service {p['service']} pid {p['pid']}: RSS {p['start_mib']} MiB when ready, "
+            f"{p['end_mib']} MiB at its end"
+        )
+    lines.append(f"load {result['load_average_start']} -> {result['load_average_end']}")
     return "\n".join(lines)

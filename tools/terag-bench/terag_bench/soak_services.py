@@ -23,7 +23,8 @@ class Services:
         self.ports = [free_port(), free_port()]
         self.procs: list[subprocess.Popen[bytes] | None] = [None, None]
         self.pids: list[list[int]] = [[], []]
-        self.rss_start: list[float | None] = [None, None]
+        # pid -> [service, RSS when ready, RSS at its end]: each process, the killed ones too
+        self.rss: dict[int, list[float | None]] = {}
 
     def url(self, i: int) -> str:
         return f"http://127.0.0.1:{self.ports[i]}"
@@ -45,11 +46,13 @@ class Services:
         proc = self.procs[i]
         assert proc is not None
         wait_ready(self.url(i), proc, self.ready_s)
+        self.rss.setdefault(proc.pid, [i, None, None])[1] = self.rss_mib(i)
         log.info("service %d ready (pid %d) on %s", i, proc.pid, self.url(i))
 
     def kill(self, i: int) -> None:
         proc = self.procs[i]
         if proc is not None:
+            self.record_end(i)
             proc.kill()  # SIGKILL: no shutdown, its job's lease must run out
             proc.wait()
 
@@ -59,6 +62,17 @@ class Services:
         proc = self.procs[i]
         mib = process_rss_mib(proc.pid).get("VmRSS") if proc and proc.poll() is None else None
         return round(mib, 1) if mib is not None else None
+
+    def record_end(self, i: int) -> None:
+        proc = self.procs[i]
+        if proc is not None:
+            self.rss.setdefault(proc.pid, [i, None, None])[2] = self.rss_mib(i)
+
+    def rss_by_process(self) -> list[dict[str, Any]]:
+        return [
+            {"service": i, "pid": pid, "start_mib": start, "end_mib": end}
+            for pid, (i, start, end) in self.rss.items()
+        ]
 
     def stop(self) -> None:
         for proc in self.procs:

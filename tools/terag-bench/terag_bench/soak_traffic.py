@@ -73,6 +73,7 @@ class Traffic:
             n += 1
 
     def upload(self, key: str, ns: str, docs: list[dict[str, str]]) -> bool:
+        self.ledger.submit(ns, [d["id"] for d in docs])
         r = self.request(
             "upload", key, "POST", f"/v1/namespaces/{ns}/documents", {"documents": docs}
         )
