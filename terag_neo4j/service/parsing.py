@@ -90,9 +90,10 @@ def _worker_env() -> dict[str, str]:
 class Worker:
     """One worker process and its pipes; used by one thread at a time."""
 
-    def __init__(self, memory_bytes: int) -> None:
+    def __init__(self, memory_bytes: int, kind: str = "files") -> None:
+        self.kind = kind
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "terag_neo4j.service.parse_worker", str(memory_bytes)],
+            [sys.executable, "-m", "terag_neo4j.service.parse_worker", str(memory_bytes), kind],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=_worker_env(),
@@ -128,16 +129,19 @@ class Worker:
         header: dict[str, Any] = json.loads(self._read(n, deadline))
         return header, self._read(size, deadline)
 
-    def call(self, request: dict[str, Any], timeout_s: float) -> tuple[dict[str, Any], bytes]:
-        """The worker's answer to `request`; `_Late` past `timeout_s` (the start of a
-        fresh worker not counted), `_Gone` if it ended first."""
+    def call(
+        self, request: dict[str, Any], timeout_s: float, payload: bytes = b""
+    ) -> tuple[dict[str, Any], bytes]:
+        """The worker's answer to `request` (with `payload` as its body); `_Late` past
+        `timeout_s` (the start of a fresh worker not counted), `_Gone` if it ended first."""
         if not self.ready:
             self._frame(time.monotonic() + START_TIMEOUT_S)
             self.ready = True
         raw = json.dumps(request).encode()
         assert self.proc.stdin is not None
         try:
-            self.proc.stdin.write(FRAME.pack(len(raw), 0) + raw)
+            self.proc.stdin.write(FRAME.pack(len(raw), len(payload)) + raw)
+            self.proc.stdin.write(payload)  # written by the kernel call, the GIL released
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
             raise _Gone from None
@@ -171,8 +175,10 @@ class ParsePool:
         memory_bytes: int = MEMORY_BYTES,
         waiting: int | None = None,
         shared: bool = False,
+        kind: str = "files",
     ) -> None:
         self.workers = workers
+        self.kind = kind  # "texts": workers that decode JSON bodies only (no readers loaded)
         self.timeout_s = timeout_s
         self.memory_bytes = memory_bytes
         self.admission = Admission(
@@ -192,7 +198,7 @@ class ParsePool:
         """Start the workers now, so the first upload finds them ready."""
         with self._lock:
             while len(self._idle) < self.workers:
-                self._idle.append(Worker(self.memory_bytes))
+                self._idle.append(Worker(self.memory_bytes, self.kind))
 
     def pids(self) -> list[int]:
         with self._lock:
@@ -218,7 +224,7 @@ class ParsePool:
                     self._busy.add(w)
                     return w
                 w.stop()
-            w = Worker(self.memory_bytes)
+            w = Worker(self.memory_bytes, self.kind)
             self._busy.add(w)
             return w
 
@@ -232,7 +238,7 @@ class ParsePool:
         w.stop()
         with self._lock:  # a fresh one, warming up for the next file
             if not self._closed and len(self._idle) + len(self._busy) < self.workers:
-                self._idle.append(Worker(self.memory_bytes))
+                self._idle.append(Worker(self.memory_bytes, self.kind))
 
     def _read(self, path: Path, name: str, max_docs: int) -> list[Document]:
         from terag_neo4j.core import documents as inputs
@@ -275,6 +281,28 @@ class ParsePool:
             status = header.get("status") or (413 if header.get("too_large") else 415)
             raise ServiceError(int(status), message)
         return _documents(header["docs"], body)
+
+    def decode_texts(self, raw: bytes) -> tuple[dict[str, Any], list[Document]]:
+        """A JSON body of the texts route decoded by a worker, in the calling thread (the
+        caller admits it): ({"invalid": errors} or {}, the documents)."""
+        w = self._take()
+        keep = False
+        try:
+            header, body = w.call({"kind": "texts"}, self.timeout_s, raw)
+            keep = not header.get("exit")
+        except (_Late, _Gone):
+            raise ServiceError(
+                413,
+                f"decoding the request body took over {self.timeout_s:g} s or more memory "
+                "than it may use; send fewer or smaller documents a request",
+            ) from None
+        finally:
+            self._give_back(w, keep)
+        if "error" in header:
+            raise ServiceError(413, str(header["error"]))
+        if "invalid" in header:
+            return {"invalid": header["invalid"]}, []
+        return {}, _documents(header["docs"], body)
 
     def close(self) -> None:
         with self._lock:
