@@ -8,12 +8,13 @@ length) waits for a slot before a byte of it is read; beyond the slots and the q
 refused (429) unread, and one key holds at most half of either when the service has several.
 Small bodies are decoded on the loop, as before: they cost less than a thread hop.
 
-Decoding in a thread still held the service's GIL: pydantic decodes a body in one native call
-(0.05 s of CPU for 32 MiB, the event loop waiting throughout, and on a machine at load 20 the
-thread holding the GIL is descheduled for much longer), and /v1/health took 1.17 s under 64
-such bodies. A decoding worker process (`parse_worker`, started without its readers) takes the
-body through a pipe and sends the texts back as UTF-8 bytes, which the service turns into
-strings in a few milliseconds.
+Decoding in a thread holds the service's GIL: pydantic decodes a body in one native call (0.05 s
+of CPU for 32 MiB, the event loop waiting throughout; on a machine at load 20 the thread
+holding the GIL is descheduled for much longer), and /v1/health took 1.17 s under 64 bodies of
+one 32 MiB text. So a decoding worker process (`parse_worker`, started without its readers)
+decodes and checks a large body first: an invalid body, or one with a text over the document
+limit, is refused without a string of it made in the service. A valid one is decoded again
+here (sending its texts back and making strings of them cost the loop more than this decode).
 """
 
 from __future__ import annotations
@@ -61,6 +62,11 @@ def _decode(raw: bytes) -> list[Document]:
     return [d.document() for d in body.documents]
 
 
+async def _chunks(request: Request) -> list[bytes]:
+    """The body as received, not joined: joining 32 MiB on the loop is a copy that holds it."""
+    return [chunk async for chunk in request.stream()]
+
+
 class BodyGate:
     """The admission of large bodies (per process `RUNNING` at once and `WAITING` queued; with
     several keys, each key half of both)."""
@@ -75,11 +81,11 @@ class BodyGate:
     def start(self) -> None:
         self.decoder.start()
 
-    def _decode_large(self, raw: bytes) -> list[Document]:
-        found, docs = self.decoder.decode_texts(raw)
+    def _decode_large(self, chunks: list[bytes]) -> list[Document]:
+        found = self.decoder.check_texts(chunks)
         if "invalid" in found:
             raise _invalid(found["invalid"])
-        return docs
+        return _decode(b"".join(chunks))
 
     async def texts(self, request: Request) -> list[Document]:
         """The documents of a `TextsRequest` body; a 422 (RequestValidationError) if it is not
@@ -90,7 +96,7 @@ class BodyGate:
         who = CALLER.get()
         try:
             return await self.admission.run_after(
-                request.body, self._decode_large, who.name if who else ""
+                lambda: _chunks(request), self._decode_large, who.name if who else ""
             )
         except ServiceError as e:
             if e.status in (429, 503):

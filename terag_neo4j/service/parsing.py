@@ -13,6 +13,8 @@ Retry-After. A worker is replaced after many files, or when reading one left it 
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import logging
 import os
@@ -49,6 +51,7 @@ WAITING_PER_WORKER = 4
 # stays with the process)
 MAX_FILES_PER_WORKER = 200
 MAX_IDLE_RSS = 512 * 1024**2
+PIPE_BYTES = 1024 * 1024  # Linux's default most for an unprivileged process
 # A worker imports pypdf, python-docx and trafilatura before it says it is ready
 START_TIMEOUT_S = 120.0
 # The environment a worker gets, by name: it reads hostile files, so it is told nothing it does
@@ -99,6 +102,11 @@ class Worker:
             env=_worker_env(),
             close_fds=True,
         )
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            # A body of 32 MiB through the default 64 KiB pipe was 512 hand-overs between the
+            # processes each way, each waiting for a core on a loaded machine
+            with contextlib.suppress(OSError, AttributeError):
+                fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)  # type: ignore[union-attr]
         self.ready = False
         self.files = 0
         self.rss = 0
@@ -110,38 +118,43 @@ class Worker:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def _read(self, n: int, deadline: float) -> bytes:
+    def _read(self, n: int, deadline: float) -> bytearray:
+        """`n` bytes from the worker, read into one buffer by calls that release the GIL (no
+        copy of a 32 MiB answer holds the event loop)."""
         assert self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
-        buf = bytearray()
-        while len(buf) < n:
+        buf = bytearray(n)
+        view, got = memoryview(buf), 0
+        while got < n:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([fd], [], [], left)[0]:
                 raise _Late
-            chunk = os.read(fd, min(n - len(buf), 1 << 20))
-            if not chunk:
+            k = os.readv(fd, [view[got:]])
+            if not k:
                 raise _Gone
-            buf += chunk
-        return bytes(buf)
+            got += k
+        return buf
 
-    def _frame(self, deadline: float) -> tuple[dict[str, Any], bytes]:
+    def _frame(self, deadline: float) -> tuple[dict[str, Any], bytearray]:
         n, size = FRAME.unpack(self._read(FRAME.size, deadline))
         header: dict[str, Any] = json.loads(self._read(n, deadline))
         return header, self._read(size, deadline)
 
     def call(
-        self, request: dict[str, Any], timeout_s: float, payload: bytes = b""
-    ) -> tuple[dict[str, Any], bytes]:
-        """The worker's answer to `request` (with `payload` as its body); `_Late` past
-        `timeout_s` (the start of a fresh worker not counted), `_Gone` if it ended first."""
+        self, request: dict[str, Any], timeout_s: float, payload: Sequence[bytes] = ()
+    ) -> tuple[dict[str, Any], bytearray]:
+        """The worker's answer to `request` (with the chunks of `payload` as its body); `_Late`
+        past `timeout_s` (the start of a fresh worker not counted), `_Gone` if it ended
+        first."""
         if not self.ready:
             self._frame(time.monotonic() + START_TIMEOUT_S)
             self.ready = True
         raw = json.dumps(request).encode()
         assert self.proc.stdin is not None
         try:
-            self.proc.stdin.write(FRAME.pack(len(raw), len(payload)) + raw)
-            self.proc.stdin.write(payload)  # written by the kernel call, the GIL released
+            self.proc.stdin.write(FRAME.pack(len(raw), sum(map(len, payload))) + raw)
+            for chunk in payload:  # as received: never joined into one copy
+                self.proc.stdin.write(chunk)
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
             raise _Gone from None
@@ -282,13 +295,17 @@ class ParsePool:
             raise ServiceError(int(status), message)
         return _documents(header["docs"], body)
 
-    def decode_texts(self, raw: bytes) -> tuple[dict[str, Any], list[Document]]:
-        """A JSON body of the texts route decoded by a worker, in the calling thread (the
-        caller admits it): ({"invalid": errors} or {}, the documents)."""
+    def check_texts(self, chunks: Sequence[bytes]) -> dict[str, Any]:
+        """A JSON body of the texts route (`chunks`, in order) decoded and checked by a worker,
+        in the calling thread (the caller admits it): {"ok": True} or {"invalid": errors}; a
+        `ServiceError` (413) for a text over the limit."""
+        from terag_neo4j.core.documents import MAX_DOCUMENT_CHARS
+
         w = self._take()
         keep = False
         try:
-            header, body = w.call({"kind": "texts"}, self.timeout_s, raw)
+            request = {"kind": "texts", "max_chars": MAX_DOCUMENT_CHARS}
+            header, _ = w.call(request, self.timeout_s, chunks)
             keep = not header.get("exit")
         except (_Late, _Gone):
             raise ServiceError(
@@ -299,10 +316,8 @@ class ParsePool:
         finally:
             self._give_back(w, keep)
         if "error" in header:
-            raise ServiceError(413, str(header["error"]))
-        if "invalid" in header:
-            return {"invalid": header["invalid"]}, []
-        return {}, _documents(header["docs"], body)
+            raise ServiceError(int(header.get("status", 413)), str(header["error"]))
+        return {"invalid": header["invalid"]} if "invalid" in header else {"ok": True}
 
     def close(self) -> None:
         with self._lock:
@@ -314,7 +329,7 @@ class ParsePool:
         self.admission.close()
 
 
-def _documents(meta: list[dict[str, Any]], body: bytes) -> list[Document]:
+def _documents(meta: list[dict[str, Any]], body: bytearray) -> list[Document]:
     from terag_neo4j.core.documents import Document
 
     docs, at = [], 0
