@@ -4,6 +4,8 @@ of megabytes never holds the tokenizer (and a cancel) for long (`_token_offsets`
 
 from __future__ import annotations
 
+from array import array
+
 from terag_neo4j.config import SettingsError
 from terag_neo4j.core.documents import ShouldStop, stop_if_asked
 
@@ -18,11 +20,14 @@ TOKENIZE_CHARS = 50_000
 
 def _token_offsets(
     text: str, tokenizer: object, should_stop: ShouldStop | None = None
-) -> list[tuple[int, int]]:
-    """The (start, end) of every token of `text`. A text over `TOKENIZE_CHARS` is tokenized a
+) -> tuple[array[int], array[int]]:
+    """The start and end of every token of `text`. A text over `TOKENIZE_CHARS` is tokenized a
     piece at a time, each piece ending at whitespace (tokenizers split there, so the tokens are
-    those of the whole), asking `should_stop` before each."""
-    out: list[tuple[int, int]] = []
+    those of the whole), asking `should_stop` before each. Two arrays, not a list of pairs: a
+    4 MB sentence is 1.3 million tokens, whose tuples were 100 MB and 0.1 s of CPU to free in
+    one go, between two looks at `should_stop`."""
+    starts: array[int] = array("q")
+    ends: array[int] = array("q")
     start = 0
     while start < len(text):
         end = len(text)
@@ -39,9 +44,10 @@ def _token_offsets(
         enc = tokenizer(  # type: ignore[operator]
             text[start:end], add_special_tokens=False, return_offsets_mapping=True, verbose=False
         )
-        out += [(a + start, b + start) for a, b in enc["offset_mapping"]]
+        starts.extend(a + start for a, _ in enc["offset_mapping"])
+        ends.extend(b + start for _, b in enc["offset_mapping"])
         start = end
-    return out
+    return starts, ends
 
 
 def chunk_text(
@@ -61,20 +67,21 @@ def chunk_text(
         raise SettingsError("max_tokens must be positive")
     if not 0 <= overlap < max_tokens:
         raise SettingsError("overlap must be >= 0 and smaller than max_tokens")
-    offsets = _token_offsets(text, tokenizer, should_stop)
+    starts, ends = _token_offsets(text, tokenizer, should_stop)
+    n = len(starts)
     max_chars = max_tokens * MAX_CHARS_PER_TOKEN
-    if len(offsets) <= max_tokens:
+    if n <= max_tokens:
         return cap_chars(text.strip(), max_chars) if text.strip() else []
     chunks: list[str] = []
     start_tok = 0
-    while start_tok < len(offsets):
-        end_tok = min(start_tok + max_tokens, len(offsets))
-        start_char = offsets[start_tok][0]
-        end_char = offsets[end_tok - 1][1] if end_tok == len(offsets) else offsets[end_tok][0]
+    while start_tok < n:
+        end_tok = min(start_tok + max_tokens, n)
+        start_char = starts[start_tok]
+        end_char = ends[end_tok - 1] if end_tok == n else starts[end_tok]
         chunk = text[start_char:end_char].strip()
         if chunk:
             chunks.extend(cap_chars(chunk, max_chars))
-        if end_tok == len(offsets):
+        if end_tok == n:
             break
         start_tok += max_tokens - overlap
     return chunks

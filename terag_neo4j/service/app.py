@@ -73,7 +73,9 @@ def create_app(
         shared=len(keys) > 1,
     )
     # Large JSON bodies are read and decoded under their own bounds (see bodies.py)
-    bodies = BodyGate(service.queue_timeout_s, shared=len(keys) > 1)
+    bodies = BodyGate(
+        service.queue_timeout_s, shared=len(keys) > 1, timeout_s=service.parse_timeout_s
+    )
 
     from terag_neo4j.service.mcp_tools import build_mcp
 
@@ -89,6 +91,7 @@ def create_app(
         runtime.start()
         jobs.start()
         parsing.start()
+        bodies.start()
         try:
             async with mcp.session_manager.run():
                 yield

@@ -13,6 +13,8 @@ Retry-After. A worker is replaced after many files, or when reading one left it 
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import logging
 import os
@@ -49,6 +51,7 @@ WAITING_PER_WORKER = 4
 # stays with the process)
 MAX_FILES_PER_WORKER = 200
 MAX_IDLE_RSS = 512 * 1024**2
+PIPE_BYTES = 1024 * 1024  # Linux's default most for an unprivileged process
 # A worker imports pypdf, python-docx and trafilatura before it says it is ready
 START_TIMEOUT_S = 120.0
 # The environment a worker gets, by name: it reads hostile files, so it is told nothing it does
@@ -90,14 +93,20 @@ def _worker_env() -> dict[str, str]:
 class Worker:
     """One worker process and its pipes; used by one thread at a time."""
 
-    def __init__(self, memory_bytes: int) -> None:
+    def __init__(self, memory_bytes: int, kind: str = "files") -> None:
+        self.kind = kind
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "terag_neo4j.service.parse_worker", str(memory_bytes)],
+            [sys.executable, "-m", "terag_neo4j.service.parse_worker", str(memory_bytes), kind],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=_worker_env(),
             close_fds=True,
         )
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            # A body of 32 MiB through the default 64 KiB pipe was 512 hand-overs between the
+            # processes each way, each waiting for a core on a loaded machine
+            with contextlib.suppress(OSError, AttributeError):
+                fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)  # type: ignore[union-attr]
         self.ready = False
         self.files = 0
         self.rss = 0
@@ -109,35 +118,43 @@ class Worker:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def _read(self, n: int, deadline: float) -> bytes:
+    def _read(self, n: int, deadline: float) -> bytearray:
+        """`n` bytes from the worker, read into one buffer by calls that release the GIL (no
+        copy of a 32 MiB answer holds the event loop)."""
         assert self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
-        buf = bytearray()
-        while len(buf) < n:
+        buf = bytearray(n)
+        view, got = memoryview(buf), 0
+        while got < n:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([fd], [], [], left)[0]:
                 raise _Late
-            chunk = os.read(fd, min(n - len(buf), 1 << 20))
-            if not chunk:
+            k = os.readv(fd, [view[got:]])
+            if not k:
                 raise _Gone
-            buf += chunk
-        return bytes(buf)
+            got += k
+        return buf
 
-    def _frame(self, deadline: float) -> tuple[dict[str, Any], bytes]:
+    def _frame(self, deadline: float) -> tuple[dict[str, Any], bytearray]:
         n, size = FRAME.unpack(self._read(FRAME.size, deadline))
         header: dict[str, Any] = json.loads(self._read(n, deadline))
         return header, self._read(size, deadline)
 
-    def call(self, request: dict[str, Any], timeout_s: float) -> tuple[dict[str, Any], bytes]:
-        """The worker's answer to `request`; `_Late` past `timeout_s` (the start of a
-        fresh worker not counted), `_Gone` if it ended first."""
+    def call(
+        self, request: dict[str, Any], timeout_s: float, payload: Sequence[bytes] = ()
+    ) -> tuple[dict[str, Any], bytearray]:
+        """The worker's answer to `request` (with the chunks of `payload` as its body); `_Late`
+        past `timeout_s` (the start of a fresh worker not counted), `_Gone` if it ended
+        first."""
         if not self.ready:
             self._frame(time.monotonic() + START_TIMEOUT_S)
             self.ready = True
         raw = json.dumps(request).encode()
         assert self.proc.stdin is not None
         try:
-            self.proc.stdin.write(FRAME.pack(len(raw), 0) + raw)
+            self.proc.stdin.write(FRAME.pack(len(raw), sum(map(len, payload))) + raw)
+            for chunk in payload:  # as received: never joined into one copy
+                self.proc.stdin.write(chunk)
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
             raise _Gone from None
@@ -171,8 +188,10 @@ class ParsePool:
         memory_bytes: int = MEMORY_BYTES,
         waiting: int | None = None,
         shared: bool = False,
+        kind: str = "files",
     ) -> None:
         self.workers = workers
+        self.kind = kind  # "texts": workers that decode JSON bodies only (no readers loaded)
         self.timeout_s = timeout_s
         self.memory_bytes = memory_bytes
         self.admission = Admission(
@@ -192,7 +211,7 @@ class ParsePool:
         """Start the workers now, so the first upload finds them ready."""
         with self._lock:
             while len(self._idle) < self.workers:
-                self._idle.append(Worker(self.memory_bytes))
+                self._idle.append(Worker(self.memory_bytes, self.kind))
 
     def pids(self) -> list[int]:
         with self._lock:
@@ -218,7 +237,7 @@ class ParsePool:
                     self._busy.add(w)
                     return w
                 w.stop()
-            w = Worker(self.memory_bytes)
+            w = Worker(self.memory_bytes, self.kind)
             self._busy.add(w)
             return w
 
@@ -232,7 +251,7 @@ class ParsePool:
         w.stop()
         with self._lock:  # a fresh one, warming up for the next file
             if not self._closed and len(self._idle) + len(self._busy) < self.workers:
-                self._idle.append(Worker(self.memory_bytes))
+                self._idle.append(Worker(self.memory_bytes, self.kind))
 
     def _read(self, path: Path, name: str, max_docs: int) -> list[Document]:
         from terag_neo4j.core import documents as inputs
@@ -276,6 +295,30 @@ class ParsePool:
             raise ServiceError(int(status), message)
         return _documents(header["docs"], body)
 
+    def check_texts(self, chunks: Sequence[bytes]) -> dict[str, Any]:
+        """A JSON body of the texts route (`chunks`, in order) decoded and checked by a worker,
+        in the calling thread (the caller admits it): {"ok": True} or {"invalid": errors}; a
+        `ServiceError` (413) for a text over the limit."""
+        from terag_neo4j.core.documents import MAX_DOCUMENT_CHARS
+
+        w = self._take()
+        keep = False
+        try:
+            request = {"kind": "texts", "max_chars": MAX_DOCUMENT_CHARS}
+            header, _ = w.call(request, self.timeout_s, chunks)
+            keep = not header.get("exit")
+        except (_Late, _Gone):
+            raise ServiceError(
+                413,
+                f"decoding the request body took over {self.timeout_s:g} s or more memory "
+                "than it may use; send fewer or smaller documents a request",
+            ) from None
+        finally:
+            self._give_back(w, keep)
+        if "error" in header:
+            raise ServiceError(int(header.get("status", 413)), str(header["error"]))
+        return {"invalid": header["invalid"]} if "invalid" in header else {"ok": True}
+
     def close(self) -> None:
         with self._lock:
             self._closed = True
@@ -286,7 +329,7 @@ class ParsePool:
         self.admission.close()
 
 
-def _documents(meta: list[dict[str, Any]], body: bytes) -> list[Document]:
+def _documents(meta: list[dict[str, Any]], body: bytearray) -> list[Document]:
     from terag_neo4j.core.documents import Document
 
     docs, at = [], 0

@@ -37,11 +37,11 @@ router = APIRouter(prefix="/v1")
 async def add_texts(request: Request, namespace: WriteNamespace, gate: BodiesDep) -> Job:
     """Index texts in the background; poll the returned job. The same id with the same text
     again changes nothing; with another text it replaces the document."""
-    body = await gate.texts(request)
-    ids = [d.id for d in body.documents]
+    docs = await gate.texts(request)
+    ids = [d.id for d in docs]
     if len(set(ids)) != len(ids):
         raise ServiceError(422, "documents: every id must be unique within a request")
-    return await submit(request, namespace, [d.document() for d in body.documents])
+    return await submit(request, namespace, docs)
 
 
 @router.post(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import socket
 import statistics
 import subprocess
@@ -31,6 +32,8 @@ from tests.service.conftest import (
     running_service,
     service_env,
 )
+
+log = logging.getLogger(__name__)
 
 MIB = 1024 * 1024
 # The body that cost 751 MB when FastAPI decoded it before the key check: 32 MiB of `{},`
@@ -219,6 +222,13 @@ def test_one_key_flooding_leaves_the_other_key_its_pace(small_service: Service) 
     # The quiet pace is measured before and after the flood, so a machine whose load drifts
     # meanwhile (other processes) does not decide the outcome
     p50_alone, p50_flooded = statistics.median(before + after), statistics.median(flooded)
+    log.info(
+        "the quiet key's p50: %.1f ms alone, %.1f ms flooded (%.2fx); the flood: %s",
+        1000 * p50_alone,
+        1000 * p50_flooded,
+        p50_flooded / p50_alone,
+        counts,
+    )
     assert errors == 0
     # the flood went past its share, was refused with its own limit named, and never failed
     assert counts["refused"] > 0 and counts["named_limit"] == counts["refused"], counts
