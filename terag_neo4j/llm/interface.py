@@ -74,6 +74,7 @@ class LLM(Protocol):
         run_id: str = "default",
         items_per_prompt: int = 1,
         max_tokens: int | None = None,
+        format: Format = None,
     ) -> list[Completion]:
         """Complete every prompt, `llm_concurrency` at a time; results keep the prompts' order.
         The backends subclass this protocol for this one shared method."""
@@ -84,6 +85,7 @@ class LLM(Protocol):
             run_id=run_id,
             items_per_prompt=items_per_prompt,
             max_tokens=max_tokens,
+            format=format,
         )
 
     def close(self) -> None: ...
@@ -140,6 +142,7 @@ def parallel_map(
     run_id: str,
     items_per_prompt: int,
     max_tokens: int | None,
+    format: Format = None,
 ) -> list[Completion]:
     """Complete every prompt, `llm_concurrency` at a time; results keep the prompts' order."""
     if not prompts:
@@ -149,7 +152,12 @@ def parallel_map(
         return list(
             pool.map(
                 lambda p: llm.complete(
-                    p, stage=stage, run_id=run_id, items=items_per_prompt, max_tokens=max_tokens
+                    p,
+                    stage=stage,
+                    run_id=run_id,
+                    items=items_per_prompt,
+                    max_tokens=max_tokens,
+                    format=format,
                 ),
                 prompts,
             )
