@@ -29,6 +29,7 @@ from typing import Any
 import ollama
 
 from terag_bench.datasets import RECORDED_FILE, load_dataset
+from terag_bench.token_figures import per, show, total
 from terag_neo4j.config import Settings
 from terag_neo4j.indexing.extraction import (
     Concept,
@@ -56,8 +57,8 @@ class Row:
     concepts_per_passage: float
     entities_per_passage: float
     ungrounded: float
-    input_tokens_per_passage: float
-    output_tokens_per_passage: float
+    input_tokens_per_passage: float | None  # None: a call's count unknown
+    output_tokens_per_passage: float | None
     passage_tokens: float | None
     passages_per_s: float
     missing_sections: int = 0
@@ -72,7 +73,7 @@ class Row:
     @property
     def input_ratio(self) -> float | None:
         """Input tokens per passage over the passage's own tokens (1.0 = no prompt overhead)."""
-        if not self.passage_tokens:
+        if not self.passage_tokens or self.input_tokens_per_passage is None:
             return None
         return self.input_tokens_per_passage / self.passage_tokens
 
@@ -222,9 +223,8 @@ def run_ollama(
     own = passage_tokens(settings, model, passages) if count_passage_tokens else None
     return Row(
         "ollama", model, batch, n, **asdict(s),
-        # Ollama always counts (its counts are absent only for an empty prompt)
-        input_tokens_per_passage=sum(c.input_tokens or 0 for c in completions) / n,
-        output_tokens_per_passage=sum(c.output_tokens or 0 for c in completions) / n,
+        input_tokens_per_passage=per(total(c.input_tokens for c in completions), n, 6),
+        output_tokens_per_passage=per(total(c.output_tokens for c in completions), n, 6),
         passage_tokens=own, passages_per_s=n / wall if wall else 0.0,
         missing_sections=missing, no_concepts=no_concepts, not_json=not_json,
         wall_s=wall, samples=samples, prompt=prompt,
@@ -247,8 +247,8 @@ def markdown(rows: Sequence[Row]) -> str:
         lines.append(
             f"| {name} | {prompt} | {r.batch} | {r.passages} | {r.entity_recall:.1%} | "
             f"{r.entity_precision:.1%} | {r.recall_all:.1%} | {r.concepts_per_passage:.1f} | "
-            f"{r.ungrounded:.1%} | {r.input_tokens_per_passage:.0f} | "
-            f"{r.output_tokens_per_passage:.1f} | {own} | {ratio} | {r.passages_per_s:.2f} | "
+            f"{r.ungrounded:.1%} | {show(r.input_tokens_per_passage, '.0f')} | "
+            f"{show(r.output_tokens_per_passage)} | {own} | {ratio} | {r.passages_per_s:.2f} | "
             f"{r.missing_sections} | {r.no_concepts} | {r.not_json} |"
         )
     return "\n".join(lines)
