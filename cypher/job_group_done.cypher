@@ -10,6 +10,7 @@ SET j.documents_done = $done + $documents, j.estimate_done = j.estimate_done + $
     j.passages_replaced = j.passages_replaced + $report.passages_replaced,
     j.input_tokens = j.input_tokens + $report.input_tokens,
     j.output_tokens = j.output_tokens + $report.output_tokens,
+    j.tokens_unknown = coalesce(j.tokens_unknown, 0) + $report.tokens_unknown,
     j.errors = (j.errors + $warnings)[..$max_errors],
     j.preempted = 0, j.attempts = 0, j.not_before = null,
     j.lease_owner = null, j.lease_until = null, j.waiting_since = datetime(),

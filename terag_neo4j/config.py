@@ -116,8 +116,9 @@ class Settings(BaseSettings):
     chunk_overlap: int = Field(default=32, ge=0)
     extraction_batch: int = Field(default=1, ge=1)
     # LLM extraction prompt: v2 (typed names and concepts, two examples), compact (one-letter
-    # type codes), lean (untyped names, one `n: name; name` line per passage: the token budget)
-    extraction_prompt: Literal["v2", "compact", "lean"] = "v2"
+    # type codes), lean (untyped names, one `n: name; name` line per passage: the token budget),
+    # json (v2 answered in JSON the server is asked to hold to, where it offers that)
+    extraction_prompt: Literal["v2", "compact", "lean", "json"] = "v2"
     # Keep only LLM-extracted names that occur in their text (drops copies from the examples)
     extraction_grounded: bool = True
     # Budget mode (KET-RAG style): every passage is indexed with the zero-token spaCy extractor,

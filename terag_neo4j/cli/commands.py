@@ -152,6 +152,7 @@ def cmd_namespaces(args: argparse.Namespace) -> int:
     rows = [
         f"{n.name:24} v{n.version:<4} {n.passages:>8} passages {n.concepts:>8} concepts "
         f"{n.extractor or '-':8} tokens {n.input_tokens}/{n.output_tokens}"
+        + (f" (+{n.tokens_unknown} extractions of unknown count)" if n.tokens_unknown else "")
         for n in infos
     ]
     emit(args, infos, "\n".join(rows) or "no namespaces yet")

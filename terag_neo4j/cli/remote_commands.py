@@ -324,7 +324,9 @@ def _index(args: argparse.Namespace, service: Service) -> int:
     docs = list(load_documents(args.paths, errors, *globs))
     ns = _namespace(args)
     keys = ("passages_total", "passages_new", "passages_unchanged", "passages_replaced")
-    total: dict[str, Any] = {k: 0 for k in (*keys, "input_tokens", "output_tokens")}
+    total: dict[str, Any] = {
+        k: 0 for k in (*keys, "input_tokens", "output_tokens", "tokens_unknown")
+    }
     warnings: list[str] = []
     jobs: list[str] = []
     for batch in _batches(docs):
@@ -338,7 +340,7 @@ def _index(args: argparse.Namespace, service: Service) -> int:
             job = _wait(service, job["id"], bar)
         jobs.append(job["id"])
         for k in total:
-            total[k] += job[k]
+            total[k] += job.get(k) or 0  # a service of an earlier version sends no tokens_unknown
         warnings.extend(job["errors"])
         if job["state"] != "succeeded":
             warnings.append(f"job {job['id']} {job['state']}")
@@ -348,7 +350,13 @@ def _index(args: argparse.Namespace, service: Service) -> int:
         f"ingest through {service.url} into {ns!r}: {len(docs)} documents, "
         f"{total['passages_total']} passages, {total['passages_new']} written "
         f"({total['passages_replaced']} replaced), {total['passages_unchanged']} unchanged\n"
-        f"  tokens spent: {total['input_tokens']} in / {total['output_tokens']} out; "
+        f"  tokens spent: {total['input_tokens']} in / {total['output_tokens']} out"
+        + (
+            f" (+{total['tokens_unknown']} extractions of unknown count)"
+            if total["tokens_unknown"]
+            else ""
+        )
+        + "; "
         f"time: {took:.1f}s; jobs {', '.join(jobs) or '-'}"
     )
     if warnings:

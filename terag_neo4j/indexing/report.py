@@ -115,24 +115,41 @@ class IngestReport:
         return self.extracted_fresh + self.extracted_cached
 
     @property
-    def _per(self) -> int:
-        # A budget spends tokens on some passages only: its cost is per passage of the corpus.
-        return self.passages_total if self.llm_budget is not None else self.extracted
+    def _per(self) -> int | None:
+        """What the per-passage figures divide by; None where a count is unknown, so that no
+        figure is a guess (an unknown extraction counted as 0 would lower the mean)."""
+        if self.llm_budget is not None:
+            # A budget's cost is per passage of the corpus: with a count missing it is unknown
+            return None if self.tokens_unknown else self.passages_total
+        # Otherwise the mean over the extractions whose counts the server sent
+        return self.extracted - self.tokens_unknown
 
     @property
-    def input_per_passage(self) -> float:
-        """Extraction input tokens per passage, whether paid now or taken from the cache."""
-        total = self.input_tokens + self.cached_input_tokens
-        return total / self._per if self._per else 0.0
+    def input_per_passage(self) -> float | None:
+        """Extraction input tokens per passage, whether paid now or taken from the cache;
+        None where no extraction's count is known."""
+        per = self._per
+        if not per:
+            return None if per is None or self.tokens_unknown else 0.0
+        return (self.input_tokens + self.cached_input_tokens) / per
 
     @property
-    def output_per_passage(self) -> float:
-        total = self.output_tokens + self.cached_output_tokens
-        return total / self._per if self._per else 0.0
+    def output_per_passage(self) -> float | None:
+        per = self._per
+        if not per:
+            return None if per is None or self.tokens_unknown else 0.0
+        return (self.output_tokens + self.cached_output_tokens) / per
 
     @property
     def passages_per_s(self) -> float:
         return self.passages_new / self.total_s if self.total_s else 0.0
+
+    def _per_passage(self) -> str:
+        tin, tout = self.input_per_passage, self.output_per_passage
+        if tin is None or tout is None:
+            return "unknown per passage"
+        known = " (over the extractions with known counts)" if self.tokens_unknown else ""
+        return f"{tin:.1f} in / {tout:.1f} out per passage{known}"
 
     def _unknown_detail(self) -> str:
         if not self.tokens_unknown:
@@ -146,8 +163,9 @@ class IngestReport:
         """Flat properties for the persisted `IngestRun` node."""
         rec = {k: v for k, v in asdict(self).items() if k not in _NOT_RECORDED}
         rec["warning_count"] = len(self.warnings)
-        rec["input_per_passage"] = round(self.input_per_passage, 2)
-        rec["output_per_passage"] = round(self.output_per_passage, 2)
+        for key in ("input_per_passage", "output_per_passage"):
+            value = getattr(self, key)
+            rec[key] = None if value is None else round(value, 2)
         rec["passages_per_s"] = round(self.passages_per_s, 2)
         return rec
 
@@ -195,8 +213,7 @@ class IngestReport:
             f"  tokens spent: {self.input_tokens} in / {self.output_tokens} out on "
             f"{self.extracted_fresh} extractions ({self.extracted_cached} more from cache, made for "
             f"{self.cached_input_tokens} in / {self.cached_output_tokens} out) = "
-            f"{self.input_per_passage:.1f} in / {self.output_per_passage:.1f} out per passage"
-            f"{self._unknown_detail()}\n"
+            f"{self._per_passage()}{self._unknown_detail()}\n"
             f"  time: {self.total_s:.1f}s (extract {self.extraction_s:.1f}s, embed "
             f"{self.embedding_s:.1f}s, write {self.write_s:.1f}s) = {self.passages_per_s:.1f} passages/s; "
             f"{self.has_passage} HAS_PASSAGE (+{self.mention_links} mentions, grounded in "

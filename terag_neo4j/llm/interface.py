@@ -6,14 +6,17 @@ server), `langchain_chat` (a LangChain chat model handed in); `factory` picks on
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
-import weakref
-from collections.abc import Generator, Sequence
+from collections.abc import AsyncIterator, Generator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from terag_neo4j.config import Settings
 from terag_neo4j.llm.ledger import Completion, LLMCall, Message, Stage, TokenLedger
+
+# The longest an async call waits between two looks at a full bound
+MAX_POLL_S = 0.05
 
 # "json", or a JSON schema the reply must match; None/"" leaves the reply free
 Format = Literal["", "json"] | dict[str, Any] | None
@@ -74,6 +77,7 @@ class LLM(Protocol):
         run_id: str = "default",
         items_per_prompt: int = 1,
         max_tokens: int | None = None,
+        format: Format = None,
     ) -> list[Completion]:
         """Complete every prompt, `llm_concurrency` at a time; results keep the prompts' order.
         The backends subclass this protocol for this one shared method."""
@@ -84,6 +88,7 @@ class LLM(Protocol):
             run_id=run_id,
             items_per_prompt=items_per_prompt,
             max_tokens=max_tokens,
+            format=format,
         )
 
     def close(self) -> None: ...
@@ -114,22 +119,32 @@ def record(
 
 
 class Bounded:
-    """TERAG_LLM_CONCURRENCY calls in flight per backend object, in threads and in every event
-    loop (an asyncio semaphore belongs to one loop)."""
+    """TERAG_LLM_CONCURRENCY calls in flight per process, whichever backend: every backend
+    object made with the same limit shares one semaphore, and an async call waits on that same
+    semaphore (an asyncio one would belong to one event loop, and bound that loop alone)."""
+
+    _shared: ClassVar[dict[int, threading.BoundedSemaphore]] = {}
+    _lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(self, settings: Settings) -> None:
-        self._limit = max(1, settings.llm_concurrency)
-        self.semaphore = threading.BoundedSemaphore(self._limit)
-        self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
-            weakref.WeakKeyDictionary()
-        )
+        self.limit = max(1, settings.llm_concurrency)
+        with Bounded._lock:
+            self.semaphore = Bounded._shared.setdefault(
+                self.limit, threading.BoundedSemaphore(self.limit)
+            )
 
-    def for_loop(self) -> asyncio.Semaphore:
-        loop = asyncio.get_running_loop()
-        sem = self._loops.get(loop)
-        if sem is None:
-            sem = self._loops[loop] = asyncio.Semaphore(self._limit)
-        return sem
+    @contextlib.asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        """One of the calls in flight, for a coroutine: polled without blocking its loop (a
+        call lasts seconds, the poll at most 50 ms), and nothing held if it is cancelled."""
+        wait = 0.002
+        while not self.semaphore.acquire(blocking=False):
+            await asyncio.sleep(wait)
+            wait = min(wait * 2, MAX_POLL_S)
+        try:
+            yield
+        finally:
+            self.semaphore.release()
 
 
 def parallel_map(
@@ -140,6 +155,7 @@ def parallel_map(
     run_id: str,
     items_per_prompt: int,
     max_tokens: int | None,
+    format: Format = None,
 ) -> list[Completion]:
     """Complete every prompt, `llm_concurrency` at a time; results keep the prompts' order."""
     if not prompts:
@@ -149,7 +165,12 @@ def parallel_map(
         return list(
             pool.map(
                 lambda p: llm.complete(
-                    p, stage=stage, run_id=run_id, items=items_per_prompt, max_tokens=max_tokens
+                    p,
+                    stage=stage,
+                    run_id=run_id,
+                    items=items_per_prompt,
+                    max_tokens=max_tokens,
+                    format=format,
                 ),
                 prompts,
             )

@@ -153,7 +153,7 @@ class LangChainLLM(LLM):
         max_tokens: int | None = None,
         format: Format = None,
     ) -> Completion:
-        async with self._bounded.for_loop():
+        async with self._bounded.slot():
             started = time.perf_counter()
             try:
                 reply = await self.chat.ainvoke(_lc(messages))

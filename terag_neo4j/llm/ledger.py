@@ -137,13 +137,25 @@ class TokenLedger:
         stages.append(("total", self.totals(run_id=run_id)))
         for name, t in stages:
             rows.append(
-                f"{name:<18}{t.calls:>7}{t.items:>7}{t.input_tokens:>10}{t.output_tokens:>10}"
-                f"{t.input_per_item:>10.1f}{t.output_per_item:>10.1f}{t.uncounted:>9}"
+                f"{name:<18}{t.calls:>7}{t.items:>7}{_count(t, t.input_tokens):>10}"
+                f"{_count(t, t.output_tokens):>10}{_mean(t, t.input_per_item):>10}"
+                f"{_mean(t, t.output_per_item):>10}{t.uncounted:>9}"
             )
         unknown = self.totals(run_id=run_id).uncounted
         if unknown:
             rows.append(
-                f"token counts unknown for {unknown} call(s): the server sent no usage; the "
-                "counts above leave those calls out"
+                f"token counts unknown for {unknown} call(s): the server sent no usage; a "
+                "count marked +? leaves those calls out, and per item is over the counted calls"
             )
         return "\n".join(rows)
+
+
+def _count(t: TokenTotals, n: int) -> str:
+    """A stage's count: `unknown` if no call was counted, `n+?` if some were not."""
+    if t.uncounted and t.uncounted == t.calls:
+        return "unknown"
+    return f"{n}+?" if t.uncounted else str(n)
+
+
+def _mean(t: TokenTotals, value: float) -> str:
+    return "unknown" if t.uncounted and t.uncounted == t.calls else f"{value:.1f}"

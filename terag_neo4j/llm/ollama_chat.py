@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 import time
 import weakref
 from collections.abc import Generator, Sequence
@@ -37,7 +36,7 @@ from terag_neo4j.llm.failures import (
     LLMUnavailableError,
     ModelNotFoundError,
 )
-from terag_neo4j.llm.interface import LLM, Format, as_messages, record
+from terag_neo4j.llm.interface import LLM, Bounded, Format, as_messages, record
 from terag_neo4j.llm.ledger import Completion, Message, Stage, TokenLedger
 
 log = logging.getLogger(__name__)
@@ -85,9 +84,9 @@ class OllamaLLM(LLM):
             host=self.host, timeout=settings.llm_timeout_s, transport=transport
         )
         self._async_transport = async_transport
-        self._semaphore = threading.BoundedSemaphore(max(1, settings.llm_concurrency))
-        self._async_state: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, tuple[ollama.AsyncClient, asyncio.Semaphore]
+        self._bounded = Bounded(settings)
+        self._async_clients: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, ollama.AsyncClient
         ] = weakref.WeakKeyDictionary()
 
     # ---------------------------------------------------------------- helpers
@@ -188,7 +187,7 @@ class OllamaLLM(LLM):
         or a JSON schema the reply must match (structured outputs)."""
         payload = as_messages(messages)
         options = self._options(max_tokens)
-        with self._semaphore:
+        with self._bounded.semaphore:
             try:
                 for attempt in Retrying(**self._retry_kwargs()):
                     with attempt:
@@ -225,7 +224,7 @@ class OllamaLLM(LLM):
         parts: list[str] = []
         last: ollama.ChatResponse | None = None
         timeout_s = self.settings.llm_timeout_s
-        with self._semaphore:
+        with self._bounded.semaphore:
             started = time.perf_counter()
             chunks = self._client.chat(
                 model=self.model,
@@ -261,17 +260,16 @@ class OllamaLLM(LLM):
         )
         return self._finish(whole, started, stage, run_id, items)
 
-    def _async_for_loop(self) -> tuple[ollama.AsyncClient, asyncio.Semaphore]:
-        # httpx async clients and asyncio semaphores belong to one event loop.
+    def _async_client(self) -> ollama.AsyncClient:
+        # httpx async clients belong to one event loop
         loop = asyncio.get_running_loop()
-        state = self._async_state.get(loop)
-        if state is None:
+        client = self._async_clients.get(loop)
+        if client is None:
             client = ollama.AsyncClient(
                 host=self.host, timeout=self.settings.llm_timeout_s, transport=self._async_transport
             )
-            state = (client, asyncio.Semaphore(max(1, self.settings.llm_concurrency)))
-            self._async_state[loop] = state
-        return state
+            self._async_clients[loop] = client
+        return client
 
     async def acomplete(
         self,
@@ -287,8 +285,8 @@ class OllamaLLM(LLM):
         or a JSON schema the reply must match (structured outputs)."""
         payload = as_messages(messages)
         options = self._options(max_tokens)
-        client, semaphore = self._async_for_loop()
-        async with semaphore:
+        client = self._async_client()
+        async with self._bounded.slot():
             try:
                 async for attempt in AsyncRetrying(**self._retry_kwargs()):
                     with attempt:

@@ -227,7 +227,7 @@ class OpenAILLM(OpenAIRetries, LLM):
     ) -> Completion:
         req = self._request(messages, max_tokens, format)
         client = self._async_client()
-        async with self._bounded.for_loop():
+        async with self._bounded.slot():
             started = time.perf_counter()
             resp = await self._acall(client, req)
         choice = resp.choices[0] if resp.choices else None

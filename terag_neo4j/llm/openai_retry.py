@@ -7,6 +7,7 @@ every other failure into one `LLMError` line naming the setting to change, with 
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from tenacity import (
@@ -27,6 +28,9 @@ from terag_neo4j.llm.failures import (
     LLMUnavailableError,
     ModelNotFoundError,
 )
+
+# How a server's 400 names the structured-reply request it refuses
+_STRUCTURE_NAMED = re.compile(r"response_format|json_schema|json_object|structured", re.I)
 
 # The backend's logger, so that its retries log under the name they always had
 log = logging.getLogger("terag_neo4j.llm.openai_chat")
@@ -167,9 +171,14 @@ class OpenAIRetries:
         )
 
     def _refuses_structure(self, exc: BaseException, req: dict[str, Any]) -> bool:
-        """A 400 to a request with `response_format`: the server may lack structured replies;
-        asked once more without it (the prompt asks for the format anyway)."""
-        if "response_format" in req and isinstance(exc, self._openai.BadRequestError):
+        """A 400 naming `response_format` (or the kind asked for) to a request that had it:
+        the server lacks structured replies; asked once more without it (the prompt asks for
+        the format anyway), and not again by this object. Any other 400 is the request's."""
+        if (
+            "response_format" in req
+            and isinstance(exc, self._openai.BadRequestError)
+            and _STRUCTURE_NAMED.search(str(exc))
+        ):
             log.warning(
                 "LLM server at %s refused response_format (%s); asking without it",
                 self.host, self._clean(str(exc)),

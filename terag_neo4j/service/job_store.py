@@ -241,6 +241,7 @@ class JobStore:
                 "passages_replaced",
                 "input_tokens",
                 "output_tokens",
+                "tokens_unknown",
             )
         }
         rec = self._write(

@@ -96,15 +96,17 @@ class _IngestTotals:
     """What this process's ingest worker wrote, summed over its groups of documents."""
 
     FIELDS = ("passages_new", "passages_replaced", "passages_unchanged")
+    # Extractions whose server sent no token counts: the token counters leave them out
+    UNCOUNTED = "tokens_unknown"
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self.passages = dict.fromkeys(self.FIELDS, 0)
+        self.passages = dict.fromkeys((*self.FIELDS, self.UNCOUNTED), 0)
         self.tokens = {"input": 0, "output": 0}
 
     def add(self, report: Any) -> None:
         with self._lock:
-            for f in self.FIELDS:
+            for f in self.passages:
                 self.passages[f] += int(getattr(report, f, 0) or 0)
             for d in self.tokens:
                 self.tokens[d] += int(getattr(report, f"{d}_tokens", 0) or 0)
@@ -146,9 +148,15 @@ class RuntimeCollector:
             "passages this process's ingest worker indexed, by outcome",
             labels=["outcome"],
         )
+        uncounted = passages.pop(_IngestTotals.UNCOUNTED)
         for field, n in passages.items():
             c.add_metric([field.removeprefix("passages_")], n)
         yield c
+        yield CounterMetricFamily(
+            "terag_ingest_llm_calls_uncounted",
+            "extractions whose LLM server sent no token counts (left out of the tokens)",
+            value=uncounted,
+        )
         t = CounterMetricFamily(
             "terag_ingest_llm_tokens",
             "LLM tokens the extraction of those passages spent, input and output",

@@ -75,6 +75,8 @@ class Namespace(Model):
     updated: str | None = None
     input_tokens: int = 0
     output_tokens: int = 0
+    # Extractions whose LLM server sent no token counts: the tokens above leave them out
+    tokens_unknown: int = 0
 
 
 class NamespaceStats(Namespace):
@@ -174,6 +176,8 @@ class Job(Model):
     passages_replaced: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    # Extractions whose LLM server sent no token counts: the tokens above leave them out
+    tokens_unknown: int = 0
     errors: list[str] = Field(default_factory=list)
     created: str
     started: str | None = None

@@ -79,6 +79,7 @@ class StoredJob:
             passages_replaced=int(r.get("passages_replaced") or 0),
             input_tokens=int(r.get("input_tokens") or 0),
             output_tokens=int(r.get("output_tokens") or 0),
+            tokens_unknown=int(r.get("tokens_unknown") or 0),
             errors=list(r.get("errors") or []),
             created=_time(r.get("created")) or "",
             started=_time(r.get("started")),

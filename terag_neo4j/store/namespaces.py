@@ -36,6 +36,8 @@ class NamespaceInfo:
     runs: list[dict[str, Any]] = field(default_factory=list)
     input_tokens: int = 0
     output_tokens: int = 0
+    # Extractions whose LLM server sent no token counts: the tokens above leave them out
+    tokens_unknown: int = 0
     # The namespace's GDS projections in memory: name, MB, nodes, relationships
     projections: list[dict[str, Any]] = field(default_factory=list)
     documents: int = 0  # distinct document ids of its passages
@@ -99,6 +101,7 @@ class Namespaces:
                 updated=r["updated"],
                 input_tokens=r["input_tokens"] or 0,
                 output_tokens=r["output_tokens"] or 0,
+                tokens_unknown=r["tokens_unknown"] or 0,
             )
             for r in self.core.read("namespaces")
         ]
@@ -141,6 +144,7 @@ class Namespaces:
                 int(x.get("output_tokens") or 0) + int(x.get("cached_output_tokens") or 0)
                 for x in runs
             ),
+            tokens_unknown=sum(int(x.get("tokens_unknown") or 0) for x in runs),
             projections=self.projections_in_memory(namespace),
         )
 

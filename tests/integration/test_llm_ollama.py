@@ -170,3 +170,77 @@ def test_unreachable_server_fails_fast_after_bounded_retries() -> None:
     elapsed = time.monotonic() - started
     assert "3 attempts" in str(info.value)
     assert elapsed < 5
+
+
+class CountingTransports:
+    """The real sync and async HTTP transports, counting the chat requests outstanding."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.now = self.most = self.done = 0
+        counter = self
+
+        class Sync(httpx.HTTPTransport):
+            def handle_request(self, request: httpx.Request) -> httpx.Response:
+                counter.enter()
+                try:
+                    response = super().handle_request(request)
+                    response.read()
+                    return response
+                finally:
+                    counter.leave()
+
+        class Async(httpx.AsyncHTTPTransport):
+            async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+                counter.enter()
+                try:
+                    response = await super().handle_async_request(request)
+                    await response.aread()
+                    return response
+                finally:
+                    counter.leave()
+
+        self.sync, self.async_ = Sync(), Async()
+
+    def enter(self) -> None:
+        with self.lock:
+            self.now += 1
+            self.most = max(self.most, self.now)
+
+    def leave(self) -> None:
+        with self.lock:
+            self.now -= 1
+            self.done += 1
+
+
+def test_llm_concurrency_bounds_threads_event_loops_and_backend_objects_together(
+    ollama_settings: Settings,
+) -> None:
+    """Two OllamaLLM objects, map's workers, another thread and an event loop: at most
+    TERAG_LLM_CONCURRENCY requests reach the server at once (each object's own semaphore, and
+    one per loop, let four through before)."""
+    settings = ollama_settings.model_copy(update={"llm_concurrency": 2})
+    counting = CountingTransports()
+    a = OllamaLLM(settings, transport=counting.sync, async_transport=counting.async_)
+    b = OllamaLLM(settings, transport=counting.sync, async_transport=counting.async_)
+
+    async def in_a_loop() -> None:
+        await asyncio.gather(
+            *(b.acomplete("Say hi.", stage=Stage.ANSWER, max_tokens=2) for _ in range(2))
+        )
+
+    loop_thread = threading.Thread(target=asyncio.run, args=(in_a_loop(),))
+    other = threading.Thread(
+        target=b.complete, args=("Say hi.",), kwargs={"stage": Stage.ANSWER, "max_tokens": 2}
+    )
+    try:
+        loop_thread.start()
+        other.start()
+        a.map(["Say hi."] * 3, stage=Stage.ANSWER, max_tokens=2)
+        loop_thread.join(timeout=600)
+        other.join(timeout=600)
+    finally:
+        a.close()
+        b.close()
+    assert counting.done == 6
+    assert counting.most == 2

@@ -275,6 +275,33 @@ def test_a_refused_response_format_is_asked_again_without_it(standin: StandIn) -
     assert "response_format" not in standin.requests[1]
 
 
+def test_a_400_not_about_the_format_is_not_asked_again(standin: StandIn) -> None:
+    standin.replies = [Reply(400, {"error": {"message": "prompt is too long"}})]
+    llm = llm_for(standin)
+    with pytest.raises(LLMError, match="HTTP 400"):
+        llm.complete("hi", stage=Stage.ANSWER, format="json")
+    assert len(standin.requests) == 1
+    # structured replies are still asked for: the server never refused them
+    usage = {"prompt_tokens": 3, "completion_tokens": 1}
+    standin.replies = [Reply(body=completion("{}", usage=usage))]
+    llm.complete("hi", stage=Stage.ANSWER, format="json")
+    assert standin.requests[1]["response_format"] == {"type": "json_object"}
+
+
+def test_a_refused_format_is_not_asked_for_again(standin: StandIn) -> None:
+    usage = {"prompt_tokens": 3, "completion_tokens": 1}
+    standin.replies = [
+        Reply(400, {"error": {"message": "unsupported parameter: response_format"}}),
+        Reply(body=completion("{}", usage=usage)),
+        Reply(body=completion("{}", usage=usage)),
+    ]
+    llm = llm_for(standin)
+    llm.complete("hi", stage=Stage.ANSWER, format="json")
+    llm.complete("again", stage=Stage.ANSWER, format="json")
+    assert len(standin.requests) == 3
+    assert ["response_format" in r for r in standin.requests] == [True, False, False]
+
+
 def test_llm_concurrency_bounds_the_calls_in_flight(standin: StandIn) -> None:
     usage = {"prompt_tokens": 2, "completion_tokens": 1}
     standin.replies = [Reply(body=completion("ok", usage=usage)) for _ in range(6)]

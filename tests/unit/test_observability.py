@@ -112,6 +112,7 @@ def test_ingest_reports_and_odd_methods_reach_the_registry() -> None:
     before = _samples(metrics)
     report = IngestReport("r", "ns", "spacy", "m", passages_new=3, passages_unchanged=2)
     report.input_tokens, report.output_tokens = 100, 7
+    report.tokens_unknown = 2  # two extractions without counts: counted apart, never as 0
     record_ingest(report)
     metrics.http.observe("/v1/health", "BREW", 200, 0.01)
     after = _samples(metrics)
@@ -124,6 +125,7 @@ def test_ingest_reports_and_odd_methods_reach_the_registry() -> None:
     assert moved("terag_ingest_passages_total", outcome="unchanged") == 2
     assert moved("terag_ingest_llm_tokens_total", direction="input") == 100
     assert moved("terag_ingest_llm_tokens_total", direction="output") == 7
+    assert moved("terag_ingest_llm_calls_uncounted_total") == 2
     labels = {"route": "/v1/health", "method": "OTHER", "status": "200"}
     assert moved("terag_http_requests_total", **labels) == 1
     # Each app counts its own requests: a second app starts at zero

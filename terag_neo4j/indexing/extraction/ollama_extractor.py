@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from terag_neo4j.config import SettingsError
 from terag_neo4j.core.concepts import Concept, Extraction, grounded
 from terag_neo4j.core.documents import Passage
+from terag_neo4j.indexing.extraction.json_reply import is_whole_json
 from terag_neo4j.indexing.extraction.prompts import PASSAGE_PROMPTS, PROMPT_VERSION, query_messages
 from terag_neo4j.indexing.extraction.reply_parser import parse_lines
 from terag_neo4j.llm import LLM, Completion, Stage
@@ -51,12 +52,14 @@ class OllamaExtractor:
         full = len(groups) if len(groups[-1]) == self.batch_size else len(groups) - 1
         # The output cap is per passage: a batched answer may be as long as its passages' answers.
         cap = self.llm.settings.llm_max_tokens
+        # Every full group has the same structure: one format for the map
         completions = self.llm.map(
             prompts[:full],
             stage=Stage.EXTRACTION,
             run_id=run_id,
             items_per_prompt=self.batch_size,
             max_tokens=cap * self.batch_size,
+            format=self.prompt.format(groups[0]),
         )
         if full < len(groups):
             last = groups[-1]
@@ -67,6 +70,7 @@ class OllamaExtractor:
                     run_id=run_id,
                     items=len(last),
                     max_tokens=cap * len(last),
+                    format=self.prompt.format(last),
                 )
             )
         out: list[Extraction] = []
@@ -79,6 +83,8 @@ class OllamaExtractor:
         n = len(group)
         parsed: list[tuple[Concept, ...] | None] = self.prompt.parse(comp.text, n, truncated)
         out = []
+        # A structured reply that is not JSON: the server ignored the format or the cap cut it
+        unstructured = self.prompt.format(group) is not None and not is_whole_json(comp.text)
         if self.grounded:
             parsed = [
                 None if cs is None else grounded(cs, p.content)
@@ -95,6 +101,9 @@ class OllamaExtractor:
             warnings: tuple[str, ...] = ()
             if not concepts:
                 warnings = (f"passage {p.id!r}: the LLM answer gave no concepts",)
+                log.warning("%s (answer: %r)", warnings[0], comp.text[:200])
+            elif unstructured:
+                warnings = (f"passage {p.id!r}: the LLM answer was not JSON, read leniently",)
                 log.warning("%s (answer: %r)", warnings[0], comp.text[:200])
             out.append(
                 Extraction(

@@ -13,8 +13,14 @@ from typing import Literal
 
 from terag_neo4j.core.concepts import TYPE_CODES, TYPES, Concept
 from terag_neo4j.core.documents import Passage
+from terag_neo4j.indexing.extraction.json_reply import (
+    JSON_PROMPT_VERSION,
+    as_json,
+    parse_json,
+    schema_for,
+)
 from terag_neo4j.indexing.extraction.reply_parser import parse_batch, parse_lines, parse_numbered
-from terag_neo4j.llm import Message
+from terag_neo4j.llm import Format, Message
 
 PROMPT_VERSION = "terag-ner-v2"
 
@@ -136,8 +142,43 @@ def lean_messages(passages: Sequence[Passage]) -> list[Message]:
     ]
 
 
+JSON_SYSTEM_PROMPT = (
+    "Extract the named entities and the key concepts of the text. "
+    'Answer in JSON as {"concepts": [{"type": ..., "name": ...}]}, types: '
+    + ", ".join(TYPES)
+    + ". Use the exact words of the text. No explanations."
+)
+
+
+def json_messages(passages: Sequence[Passage]) -> list[Message]:
+    """The v2 prompt's two worked examples, answered in JSON; a batch answers
+    `{"texts": [...]}`, one entry per numbered text."""
+    examples = [(_EXAMPLE_PASSAGE, _EXAMPLE_ANSWER), (_EXAMPLE_PASSAGE_2, _EXAMPLE_ANSWER_2)]
+    if len(passages) == 1:
+        turns: list[Message] = [Message("system", JSON_SYSTEM_PROMPT)]
+        for text, answer in examples:
+            turns += [Message("user", _text_turn(text)), Message("assistant", as_json(answer))]
+        return [*turns, Message("user", _text_turn(passages[0].content))]
+    body = "\n\n".join(f"[{i}]\n{p.content}" for i, p in enumerate(passages, 1))
+    example = "\n\n".join(f"[{i}]\n{text}" for i, (text, _) in enumerate(examples, 1))
+    texts = ", ".join(as_json(answer) for _, answer in examples)
+    return [
+        Message(
+            "system",
+            JSON_SYSTEM_PROMPT + ' Answer each numbered text in order as {"texts": [...]}.',
+        ),
+        Message("user", example),
+        Message("assistant", f'{{"texts": [{texts}]}}'),
+        Message("user", body),
+    ]
+
+
 ParsedBatch = list[tuple[Concept, ...] | None]
-PromptName = Literal["v2", "compact", "lean"]
+PromptName = Literal["v2", "compact", "lean", "json"]
+
+
+def _free(passages: Sequence[Passage]) -> Format:
+    return None
 
 
 @dataclass(frozen=True)
@@ -149,6 +190,9 @@ class PassagePrompt:
     version: str
     messages: Callable[[Sequence[Passage]], list[Message]]
     parse: Callable[[str, int, bool], ParsedBatch]
+    # The reply's structure the server is asked to hold to (a JSON schema), where it can;
+    # None leaves the reply free
+    format: Callable[[Sequence[Passage]], Format] = _free
 
 
 def _v2_messages(passages: Sequence[Passage]) -> list[Message]:
@@ -163,6 +207,7 @@ PASSAGE_PROMPTS: dict[str, PassagePrompt] = {
     "v2": PassagePrompt("v2", PROMPT_VERSION, _v2_messages, _typed_parse),
     "compact": PassagePrompt("compact", COMPACT_PROMPT_VERSION, compact_messages, _typed_parse),
     "lean": PassagePrompt("lean", LEAN_PROMPT_VERSION, lean_messages, parse_numbered),
+    "json": PassagePrompt("json", JSON_PROMPT_VERSION, json_messages, parse_json, schema_for),
 }
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from terag_bench.datasets import Question
 from terag_bench.scoring import best_over_aliases, mean
+from terag_bench.token_figures import per, total
 from terag_neo4j.config import Settings
 from terag_neo4j.core.results import RetrievedPassage
 from terag_neo4j.core.sqlite_cache import open_cache
@@ -202,8 +203,8 @@ def answer_methods(
     for m in names:
         rows = per_q[m]
         n = len(rows)
-        tin = sum(r["tokens"][0] for r in rows)
-        tout = sum(r["tokens"][1] for r in rows)
+        tin = total(r["tokens"][0] for r in rows)
+        tout = total(r["tokens"][1] for r in rows)
         methods[m] = {
             "em": round(mean([r["em"] for r in rows]), 6),
             "f1": round(mean([r["f1"] for r in rows]), 6),
@@ -211,8 +212,8 @@ def answer_methods(
             "tokens": {
                 "input": tin,
                 "output": tout,
-                "input_per_query": round(tin / n, 2) if n else 0.0,
-                "output_per_query": round(tout / n, 2) if n else 0.0,
+                "input_per_query": per(tin, n),
+                "output_per_query": per(tout, n),
             },
             "model": reader.llm.model,
             "per_question": rows,

@@ -20,6 +20,7 @@ from typing import Any
 from terag_bench.baselines import BM25Baseline, DenseBaseline
 from terag_bench.datasets import Dataset, DatasetError, namespace_for
 from terag_bench.runs import KS, TOP_K, MethodRun, QuestionRun, Scorer, run_simple
+from terag_bench.token_figures import per, total
 from terag_bench.variants import (
     DEFAULT_KNOBS,
     DEFAULT_METHODS,
@@ -194,8 +195,8 @@ class BenchRunner:
         ext = client.extractor
         keys = [client.cache.key(p.hash, ext.name, ext.model, ext.version) for p in passages]
         hits = client.cache.get_many(keys)
-        tin = sum(v[1] for v in hits.values())
-        tout = sum(v[2] for v in hits.values())
+        tin = total(v[1] for v in hits.values())
+        tout = total(v[2] for v in hits.values())
         n = len(passages)
         if report.passages_new == report.passages_total and report.total_s > 0:
             throughput, source = report.passages_per_s, f"this run ({report.run_id})"
@@ -218,8 +219,8 @@ class BenchRunner:
             "tokens": {
                 "input": tin,
                 "output": tout,
-                "input_per_passage": round(tin / n, 2) if n else 0.0,
-                "output_per_passage": round(tout / n, 2) if n else 0.0,
+                "input_per_passage": per(tin, n),
+                "output_per_passage": per(tout, n),
                 "cached_extractions": len(hits),
                 "source": "extraction cache (server-reported counts of the run that paid)",
             },
@@ -276,9 +277,9 @@ class BenchRunner:
                     ids,
                     self.score(ids, q),
                     ms,
-                    # query NER through a server without counts: the ledger says unknown
-                    res.input_tokens or 0,
-                    res.output_tokens or 0,
+                    # None: query NER through a server without counts (shown as unknown)
+                    res.input_tokens,
+                    res.output_tokens,
                     res.fallback_reason,
                     list(res.entities),
                     q.type,

@@ -29,6 +29,7 @@ from typing import Any
 import ollama
 
 from terag_bench.datasets import RECORDED_FILE, load_dataset
+from terag_bench.token_figures import per, show, total
 from terag_neo4j.config import Settings
 from terag_neo4j.indexing.extraction import (
     Concept,
@@ -36,6 +37,7 @@ from terag_neo4j.indexing.extraction import (
     grounded,
     normalize_name,
 )
+from terag_neo4j.indexing.extraction.json_reply import is_whole_json
 from terag_neo4j.indexing.extraction.prompts import PASSAGE_PROMPTS
 from terag_neo4j.indexing.loading import InputNotFound, Passage, jsonl_records
 from terag_neo4j.llm import Stage, make_llm
@@ -55,11 +57,15 @@ class Row:
     concepts_per_passage: float
     entities_per_passage: float
     ungrounded: float
-    input_tokens_per_passage: float
-    output_tokens_per_passage: float
+    input_tokens_per_passage: float | None  # None: a call's count unknown
+    output_tokens_per_passage: float | None
     passage_tokens: float | None
     passages_per_s: float
     missing_sections: int = 0
+    # Parse failures: passages whose answer gave no concepts (after grounding), and answers of
+    # a structured prompt that were not whole JSON (read leniently)
+    no_concepts: int = 0
+    not_json: int = 0
     prompt: str = "v2"  # v2: the index's prompt (full type names, two examples); compact
     wall_s: float = 0.0
     samples: list[dict[str, Any]] = field(default_factory=list)
@@ -67,7 +73,7 @@ class Row:
     @property
     def input_ratio(self) -> float | None:
         """Input tokens per passage over the passage's own tokens (1.0 = no prompt overhead)."""
-        if not self.passage_tokens:
+        if not self.passage_tokens or self.input_tokens_per_passage is None:
             return None
         return self.input_tokens_per_passage / self.passage_tokens
 
@@ -193,18 +199,22 @@ def run_ollama(
         started = time.perf_counter()
         completions = llm.map(
             prompts, stage=Stage.EXTRACTION, run_id="bench-extraction",
-            items_per_prompt=batch, max_tokens=cap * batch,
+            items_per_prompt=batch, max_tokens=cap * batch, format=spec.format(groups[0]),
         )  # fmt: skip
         wall = time.perf_counter() - started
     finally:
         llm.close()
     raw: list[tuple[Concept, ...]] = []
-    missing = 0
+    missing = no_concepts = not_json = 0
     samples: list[dict[str, Any]] = []
     for group, comp in zip(groups, completions, strict=True):
         truncated = comp.done_reason == "length"
         parsed = spec.parse(comp.text, len(group), truncated)
         missing += sum(1 for cs in parsed if cs is None)
+        no_concepts += sum(
+            1 for p, cs in zip(group, parsed, strict=True) if not grounded(cs or (), p.content)
+        )
+        not_json += spec.format(group) is not None and not is_whole_json(comp.text)
         raw.extend(cs or () for cs in parsed)
         if len(samples) < 3:
             samples.append({"passages": [p.id for p in group], "answer": comp.text})
@@ -213,22 +223,22 @@ def run_ollama(
     own = passage_tokens(settings, model, passages) if count_passage_tokens else None
     return Row(
         "ollama", model, batch, n, **asdict(s),
-        # Ollama always counts (its counts are absent only for an empty prompt)
-        input_tokens_per_passage=sum(c.input_tokens or 0 for c in completions) / n,
-        output_tokens_per_passage=sum(c.output_tokens or 0 for c in completions) / n,
+        input_tokens_per_passage=per(total(c.input_tokens for c in completions), n, 6),
+        output_tokens_per_passage=per(total(c.output_tokens for c in completions), n, 6),
         passage_tokens=own, passages_per_s=n / wall if wall else 0.0,
-        missing_sections=missing, wall_s=wall, samples=samples, prompt=prompt,
+        missing_sections=missing, no_concepts=no_concepts, not_json=not_json,
+        wall_s=wall, samples=samples, prompt=prompt,
     )  # fmt: skip
 
 
 HEADER = (
     "| extractor | prompt | batch | passages | entity R | entity P | R (all) | concepts/p | ungrounded "
-    "| in tok/p | out tok/p | passage tok | in/passage | passages/s | missing [n] |"
+    "| in tok/p | out tok/p | passage tok | in/passage | passages/s | missing [n] | no concepts | not JSON |"
 )
 
 
 def markdown(rows: Sequence[Row]) -> str:
-    lines = [HEADER, "|" + "---|" * 15]
+    lines = [HEADER, "|" + "---|" * 17]
     for r in rows:
         spacy = r.extractor == "spacy"
         name, prompt = ("spaCy", "-") if spacy else (r.model, r.prompt)
@@ -237,9 +247,9 @@ def markdown(rows: Sequence[Row]) -> str:
         lines.append(
             f"| {name} | {prompt} | {r.batch} | {r.passages} | {r.entity_recall:.1%} | "
             f"{r.entity_precision:.1%} | {r.recall_all:.1%} | {r.concepts_per_passage:.1f} | "
-            f"{r.ungrounded:.1%} | {r.input_tokens_per_passage:.0f} | "
-            f"{r.output_tokens_per_passage:.1f} | {own} | {ratio} | {r.passages_per_s:.2f} | "
-            f"{r.missing_sections} |"
+            f"{r.ungrounded:.1%} | {show(r.input_tokens_per_passage, '.0f')} | "
+            f"{show(r.output_tokens_per_passage)} | {own} | {ratio} | {r.passages_per_s:.2f} | "
+            f"{r.missing_sections} | {r.no_concepts} | {r.not_json} |"
         )
     return "\n".join(lines)
 
@@ -297,7 +307,8 @@ def register_cli(subparsers: Any) -> None:
         choices=list(PASSAGE_PROMPTS),
         default=["v2"],
         help="v2: the index's default prompt; compact: type codes, names grouped by type; "
-        "lean: untyped names, one `n: name; name` line per passage",
+        "lean: untyped names, one `n: name; name` line per passage; json: v2 answered in "
+        "JSON the server is asked to hold to (its schema)",
     )
     s.add_argument("--passages", type=int, default=200, help="sample size for spaCy (200)")
     s.add_argument(

@@ -34,6 +34,10 @@ reads.
 """
 
 
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 1)
+
+
 def index_namespace(dataset: str, extractor: str) -> str:
     return f"benchidx_{dataset}_{extractor}".replace("-", "_")[:60]
 
@@ -85,8 +89,10 @@ def run_one(
         "extracted_cached": report.extracted_cached,
         "input_tokens": report.input_tokens,
         "output_tokens": report.output_tokens,
-        "input_tokens_per_passage": round(report.input_per_passage, 1),
-        "output_tokens_per_passage": round(report.output_per_passage, 1),
+        # None: a count the LLM server did not send (unknown, not 0)
+        "input_tokens_per_passage": _rounded(report.input_per_passage),
+        "output_tokens_per_passage": _rounded(report.output_per_passage),
+        "tokens_unknown": report.tokens_unknown,
         "extraction_s": round(report.extraction_s, 2),
         "extraction_passages_per_s": round(report.passages_total / report.extraction_s, 1)
         if report.extraction_s

@@ -13,6 +13,7 @@ from typing import Any
 from terag_bench.datasets import load_dataset
 from terag_neo4j.config import Settings
 from terag_neo4j.indexing.extraction.ollama_extractor import OllamaExtractor
+from terag_neo4j.indexing.extraction.prompts import PASSAGE_PROMPTS
 from terag_neo4j.indexing.loading import Passage
 from terag_neo4j.llm import make_llm
 
@@ -29,12 +30,18 @@ def register_cli(subparsers: Any) -> None:
     s.add_argument(
         "--start", type=int, default=0, help="skip the first S passages (a rerun goes on)"
     )
+    s.add_argument(
+        "--prompt",
+        choices=list(PASSAGE_PROMPTS),
+        default="v2",
+        help="extraction prompt (json: structured replies, the server asked for its schema)",
+    )
     s.add_argument("--out", type=Path, default=Path("bench") / "results")
     s.set_defaults(func=cmd_llm_parity)
 
 
 def compare(
-    settings: Settings, passages: list[Passage], path: Path | None = None
+    settings: Settings, passages: list[Passage], path: Path | None = None, prompt: str = "v2"
 ) -> dict[str, Any]:
     """Both protocols on every passage, one passage at a time, alternating (a loaded machine
     slows both alike); with `path`, what is done so far is written there after each passage."""
@@ -46,10 +53,15 @@ def compare(
             llm_url=settings.ollama_host.rstrip("/") + "/v1",
         )
     )
-    a, b = OllamaExtractor(native), OllamaExtractor(compat)
+    a, b = OllamaExtractor(native, prompt=prompt), OllamaExtractor(compat, prompt=prompt)
     same = 0
     differ: list[str] = []
     wall = {"ollama": 0.0, "openai": 0.0}
+    # Per protocol: concepts found, and parse failures (a passage's warnings: no concepts, or
+    # a structured reply that was not JSON)
+    found = {"ollama": 0, "openai": 0}
+    failures = {"ollama": 0, "openai": 0}
+    concepts: dict[str, list[str]] = {}
     for p in passages:
         t = time.perf_counter()
         x = a.extract([p], "parity-ollama")[0]
@@ -57,14 +69,31 @@ def compare(
         t = time.perf_counter()
         y = b.extract([p], "parity-openai")[0]
         wall["openai"] += time.perf_counter() - t
+        for side, e in (("ollama", x), ("openai", y)):
+            found[side] += len(e.concepts)
+            failures[side] += bool(e.warnings)
+        concepts[p.id] = sorted(f"{c.type}: {c.name}" for c in x.concepts)
         if set(x.concepts) == set(y.concepts):
             same += 1
         else:
             differ.append(p.id)
         if path is not None:
             done = same + len(differ)
-            path.write_text(json.dumps(summary(settings, done, same, differ, native, compat, wall)))
-    return summary(settings, len(passages), same, differ, native, compat, wall)
+            part = summary(settings, done, same, differ, native, compat, wall)
+            path.write_text(json.dumps(part | _counts(prompt, found, failures, concepts)))
+    whole = summary(settings, len(passages), same, differ, native, compat, wall)
+    return whole | _counts(prompt, found, failures, concepts)
+
+
+def _counts(
+    prompt: str, found: dict[str, int], failures: dict[str, int], concepts: dict[str, list[str]]
+) -> dict[str, Any]:
+    return {
+        "prompt": prompt,
+        "concepts": found,
+        "parse_failures": failures,
+        "ollama_concepts": concepts,
+    }
 
 
 def summary(
@@ -99,8 +128,9 @@ def cmd_llm_parity(args: Any) -> int:
         for d in dataset.documents
     ][args.start : args.start + args.passages]
     args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / f"llm-parity-{Path(args.dataset).name}-from{args.start}.json"
-    result = compare(settings, passages, path)
+    name = Path(args.dataset).name + ("" if args.prompt == "v2" else f"-{args.prompt}")
+    path = args.out / f"llm-parity-{name}-from{args.start}.json"
+    result = compare(settings, passages, path, args.prompt)
     path.write_text(json.dumps(result, indent=2), encoding="utf-8")  # the whole run
     ti, to = result["tokens"]["ollama"][:2]
     oi, oo = result["tokens"]["openai"][:2]
@@ -108,6 +138,9 @@ def cmd_llm_parity(args: Any) -> int:
         f"{result['passages']} passages, identical concept sets "
         f"{result['identical_concept_sets']} ({result['identical_share']:.1%}); tokens in/out "
         f"ollama: {ti}/{to}, openai: {oi}/{oo} "
-        f"(unknown calls {result['tokens']['openai'][2]}); written to {path}"
+        f"(unknown calls {result['tokens']['openai'][2]}); concepts ollama/openai "
+        f"{result['concepts']['ollama']}/{result['concepts']['openai']}, parse failures "
+        f"{result['parse_failures']['ollama']}/{result['parse_failures']['openai']}; "
+        f"written to {path}"
     )
     return 0

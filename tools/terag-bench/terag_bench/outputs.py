@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from terag_bench.token_figures import pair
 from terag_bench.versus import versus_table
 
 log = logging.getLogger(__name__)
@@ -103,8 +104,8 @@ def detail_table(result: dict[str, Any]) -> str:
             f"| {m} | {' | '.join(_pct(scores.get(n)) for n in names)} | "
             f"{_pct(linked) if linked is not None else '-'} | "
             f"{s['latency_ms']['p50']:.1f} | {s['latency_ms']['p95']:.1f} | "
-            f"{qt['input_per_query']:.1f}/{qt['output_per_query']:.1f} | "
-            f"{it['input']}/{it['output']} | {s['fallbacks']} |"
+            f"{pair(qt['input_per_query'], qt['output_per_query'])} | "
+            f"{pair(it['input'], it['output'], 'd')} | {s['fallbacks']} |"
         )
     return "\n".join(rows)
 
@@ -147,7 +148,7 @@ def indexing_table(result: dict[str, Any]) -> str:
         t = ix["tokens"]
         rows.append(
             f"| {ext} | {ix['passages']} | {ix['concepts']} | {ix['entities']} | {ix['has_passage']} | "
-            f"{ix['co_occurrence']} | {t['input_per_passage']:.1f}/{t['output_per_passage']:.1f} | "
+            f"{ix['co_occurrence']} | {pair(t['input_per_passage'], t['output_per_passage'])} | "
             f"{ix['index_s']:.1f} | {ix['throughput_passages_per_s']:.1f} | {ix['throughput_source']} |"
         )
     return "\n".join(rows)
@@ -167,7 +168,7 @@ def answers_table(result: dict[str, Any]) -> str | None:
         t = a["tokens"]
         rows.append(
             f"| {m} | {a.get('questions', '')} | {_pct(a['em'])} | {_pct(a['f1'])} | "
-            f"{t['input_per_query']:.1f}/{t['output_per_query']:.1f} |"
+            f"{pair(t['input_per_query'], t['output_per_query'])} |"
         )
     if "questions_answered" in ans:
         rows.append("")
@@ -258,12 +259,20 @@ def plot_recall_vs_tokens(results: Sequence[dict[str, Any]], path: Path) -> Path
             if s["variant"] not in (None, "terag"):
                 continue  # ablations share their graph's tokens; the figure compares methods
             x = s["index_tokens"]["output"]
+            if x is None:
+                continue  # an unknown count has no place on the axis (the tables say unknown)
             y = 100 * s["recall"]["5"]
             ax.scatter([x], [y], color=cmap(j % 10), marker=markers[i % len(markers)], s=50)
             ax.annotate(m, (x, y), fontsize=7, xytext=(4, 3), textcoords="offset points")
         ax.scatter([], [], color=cmap(j % 10), label=r["dataset"]["name"])
     xmax = max(
-        (s["index_tokens"]["output"] for r in results for s in r["methods"].values()), default=0
+        (
+            x
+            for r in results
+            for s in r["methods"].values()
+            if (x := s["index_tokens"]["output"]) is not None
+        ),
+        default=0,
     )
     ax.set_xscale("symlog", linthresh=1000)
     # Graphs built without an LLM sit at 0; keep them off the left edge.

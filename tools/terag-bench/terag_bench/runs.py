@@ -19,6 +19,7 @@ from terag_bench.scoring import (
     percentile,
     recall_at_k,
 )
+from terag_bench.token_figures import per, total
 from terag_neo4j.indexing.loading import Passage
 
 TOP_K = 5
@@ -33,8 +34,8 @@ class QuestionRun:
     # names the file it is about, book@5: the top 5 holds a passage of that file
     scores: dict[str, float]
     latency_ms: float
-    input_tokens: int = 0
-    output_tokens: int = 0
+    input_tokens: int | None = 0  # None: the LLM server sent no count
+    output_tokens: int | None = 0
     fallback: str | None = None
     entities: list[str] | None = None
     type: str | None = None
@@ -58,11 +59,11 @@ class MethodRun:
         names = list(qs[0].scores) if qs else []
         return {k: round(mean([q.scores[k] for q in qs]), 6) for k in names}
 
-    def summary(self, index_tokens: tuple[int, int] = (0, 0)) -> dict[str, Any]:
+    def summary(self, index_tokens: tuple[int | None, int | None] = (0, 0)) -> dict[str, Any]:
         lat = [q.latency_ms for q in self.questions]
         n = len(self.questions)
-        tin = sum(q.input_tokens for q in self.questions)
-        tout = sum(q.output_tokens for q in self.questions)
+        tin = total(q.input_tokens for q in self.questions)
+        tout = total(q.output_tokens for q in self.questions)
         scores = self.scores()
         types = sorted({q.type for q in self.questions if q.type})
         linked = [q.linked for q in self.questions if q.linked is not None]
@@ -92,8 +93,8 @@ class MethodRun:
             "query_tokens": {
                 "input": tin,
                 "output": tout,
-                "input_per_query": round(tin / n, 2) if n else 0.0,
-                "output_per_query": round(tout / n, 2) if n else 0.0,
+                "input_per_query": per(tin, n),
+                "output_per_query": per(tout, n),
             },
             "index_tokens": {"input": index_tokens[0], "output": index_tokens[1]},
             "fallbacks": sum(1 for q in self.questions if q.fallback),

@@ -46,6 +46,9 @@ function renderAnswer(text, citations) {
   }
 }
 
+// null: the LLM server sent no count; shown as unknown, never as 0
+const tokens = (n) => (n === null || n === undefined ? "unknown" : fmt(n));
+
 function renderRetrieval(r, reader) {
   const ul = clear($("concepts"));
   // A name can match as an entity and as a concept: one chip, its strongest match
@@ -57,8 +60,8 @@ function renderRetrieval(r, reader) {
   }
   if (!(r.matches || []).length) ul.append(el("li", { class: "hint" }, "none linked: " + (r.fallback_reason || r.mode)));
   const rows = Object.entries(r.timings || {}).map(([k, s]) => [k, (s * 1000).toFixed(1) + " ms", "", ""]);
-  rows.push(["query concepts (LLM)", "", fmt(r.input_tokens || 0), fmt(r.output_tokens || 0)]);
-  if (reader) rows.push(["reader (LLM)", "", fmt(reader.input_tokens), fmt(reader.output_tokens)]);
+  rows.push(["query concepts (LLM)", "", tokens(r.input_tokens), tokens(r.output_tokens)]);
+  if (reader) rows.push(["reader (LLM)", "", tokens(reader.input_tokens), tokens(reader.output_tokens)]);
   table($("stages"), ["stage", "time", "tokens in", "tokens out"], rows);
 }
 

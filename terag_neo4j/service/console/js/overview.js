@@ -19,7 +19,8 @@ async function load(ns, isCurrent) {
     ["embedding model", more.embedding_model
       ? `${more.embedding_model}` + (more.embedding_dimensions ? `, ${more.embedding_dimensions} dimensions` : "") : "–"],
     ["created", s.created || "–"], ["updated", s.updated || "–"],
-    ["indexing tokens", `${fmt(s.input_tokens)} in, ${fmt(s.output_tokens)} out`],
+    ["indexing tokens", `${fmt(s.input_tokens)} in, ${fmt(s.output_tokens)} out` +
+      (s.tokens_unknown ? ` (+${fmt(s.tokens_unknown)} extractions of unknown count)` : "")],
   ]);
   table($("top-concepts"), ["concept", "type", "passages", "co-occurring"],
     top.map((c) => [c.name, (c.entity ? "entity " : "") + (c.type || ""), fmt(c.passages), fmt(c.co_occurring)]));
