@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import weakref
 from collections.abc import AsyncIterator, Iterator
 
 from fastapi import APIRouter, Request
@@ -58,8 +59,12 @@ async def export_namespace(request: Request, rt: RuntimeDep, namespace: ReadName
                     yield chunk
                 chunk = await asyncio.to_thread(next, chunks, None)
 
+    stream = body()
+    # A client gone before the first byte leaves `body` never started, so its `with` never
+    # runs: the slot and the session are given back when the generator is collected
+    weakref.finalize(stream, stack.close)
     disposition = f'attachment; filename="{namespace}.zip"'
-    return StreamingResponse(body(), media_type=ZIP, headers={"Content-Disposition": disposition})
+    return StreamingResponse(stream, media_type=ZIP, headers={"Content-Disposition": disposition})
 
 
 @router.post(
