@@ -1,6 +1,7 @@
-// Its unfinished ingest jobs fail first (their documents go with the job sweep).
+// Its unfinished ingest jobs fail first (their documents go with the job sweep), but for
+// `$keep_job`: an import job dropping its own leftover or what it wrote goes on.
 MATCH (j:IngestJob {namespace: $namespace})
-WHERE j.state IN ['receiving', 'queued', 'running']
+WHERE j.state IN ['receiving', 'queued', 'running'] AND j.id <> coalesce($keep_job, '')
 SET j.state = 'failed', j.finished = datetime(), j.lease_owner = null, j.lease_until = null,
     j.errors = j.errors + ['NamespaceDropped: the namespace was dropped; submit the documents again'];
 // Deletes a namespace in batches so a large one never needs one huge transaction: first the

@@ -14,7 +14,7 @@ namespace: a walk never leaves it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -255,10 +255,18 @@ class ArchiveMethods:
         return write_file(self.export_chunks(namespace), Path(path))
 
     @held_call
-    def import_namespace(self, path: str | Path, namespace: str | None = None) -> ImportReport:
+    def import_namespace(
+        self,
+        path: str | Path,
+        namespace: str | None = None,
+        token: str | None = None,
+        progress: Callable[[str, int], None] | None = None,
+    ) -> ImportReport:
         """Import an archive into a new or empty namespace (default: the one it came from),
-        with no extraction and no embedding; a refused or failed import leaves nothing."""
+        with no extraction and no embedding; a refused or failed import leaves nothing.
+        `token` names the import (a service job passes its id, so the job resumed after a
+        crash drops its own leftover at once); `progress(what, rows)` follows each batch."""
         with neo4j_errors(self.store.uri):
-            report = import_archive(self.store, Path(path), namespace)
+            report = import_archive(self.store, Path(path), namespace, token, progress)
         self._namespace_backend.pop(report.namespace, None)
         return report

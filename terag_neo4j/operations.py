@@ -127,8 +127,9 @@ CLI_COMMANDS: dict[str, str | None] = {
     "drop": "delete",  # `terag delete --all`
 }
 # Commands that are not library operations: running the service, the local servers, the demo
-# and the benchmarks (any `bench*` command); and a namespace's archive, which TeragClient and
-# AsyncTeragClient offer (`export_namespace`, `import_namespace`) but the service does not yet
+# and the benchmarks (any `bench*` command); and a namespace's archive, an operator's task that
+# the Python clients and the HTTP API offer (`export_namespace`, `import_namespace`; over HTTP
+# the import is a job) and MCP does not: an agent never replaces a whole namespace
 CLI_TOOLING = frozenset({"serve", "mcp", "server", "ollama", "demo", "export", "import"})
 
 # (surface, operation) -> why it is missing there or takes another shape

@@ -122,7 +122,7 @@ def import_archive(
         report = ImportReport(target, str(manifest.get("namespace")))
         if check_target(store, target, manifest, token):
             log.warning("dropping namespace %r, left unfinished by an import", target)
-            store.namespaces.drop(target)
+            store.namespaces.drop(target, keep_job=token)
         with held_lease(store, target, f"import-{token}"):
             _begin(store, target, zf, manifest, token)
             try:
@@ -130,7 +130,7 @@ def import_archive(
                 _finish(store, target, zf, token)
             except BaseException:
                 log.warning("import into %r failed: dropping what it wrote", target)
-                store.namespaces.drop(target)
+                store.namespaces.drop(target, keep_job=token)
                 raise
     report.seconds = time.perf_counter() - t0
     report.counts = dict(manifest["counts"])

@@ -15,6 +15,7 @@ from starlette.routing import Route
 
 from terag_neo4j.service import (
     http_errors,
+    routes_archives,
     routes_console,
     routes_documents,
     routes_graph,
@@ -23,6 +24,7 @@ from terag_neo4j.service import (
     routes_namespaces,
     routes_query,
 )
+from terag_neo4j.service.archives import ExportSlots
 from terag_neo4j.service.bodies import BodyGate
 from terag_neo4j.service.connections import (
     BACKLOG,
@@ -114,12 +116,14 @@ def create_app(
     app.state.jobs = jobs
     app.state.parsing = parsing
     app.state.bodies = bodies
+    app.state.exports = ExportSlots(shared=len(keys) > 1)
     app.state.service = service
     app.state.metrics = Metrics(app.state) if service.metrics else None
     http_errors.install(app)
     for r in (
         routes_health.router,
         routes_namespaces.router,
+        routes_archives.router,
         routes_documents.router,
         routes_jobs.router,
         routes_query.router,

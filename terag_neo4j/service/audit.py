@@ -38,6 +38,7 @@ WRITES: dict[tuple[str, str], str] = {
     ("POST", "/v1/namespaces/{namespace}/documents/upload"): "documents.upload",
     ("DELETE", "/v1/namespaces/{namespace}/documents/{document_id:path}"): "documents.delete",
     ("DELETE", "/v1/jobs/{job_id}"): "job.cancel",
+    ("POST", "/v1/namespaces/{namespace}/import"): "namespace.import",
 }
 _NOTE = "terag_audit"
 # Set on a request's scope when its refusal writes no line: the front door's throttle of

@@ -27,6 +27,7 @@ STATUS_BY_ERROR: dict[str, int] = {
     "NotFound": 404,
     "InvalidNamespace": 422,
     "InputError": 422,
+    "ArchiveError": 422,  # a corrupt, hostile, newer or other-model archive: nothing written
     "SettingsError": 422,
     "KnobError": 422,
     "RetrievalError": 422,

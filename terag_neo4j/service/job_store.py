@@ -144,6 +144,41 @@ class JobStore:
         assert found is not None
         return found
 
+    def submit_import(
+        self,
+        job_id: str,
+        namespace: str,
+        archive: str,
+        host: str,
+        key: str,
+        counts: dict[str, int],
+        max_unfinished: int = 1_000_000,
+        per_minute: int = 1_000_000,
+    ) -> StoredJob:
+        """Queue the import of the archive spooled as `archive` (a file name in the spool) into
+        `namespace`: one job, counted against the key's limits as an ingest is, whose progress
+        is the archive's passages (`counts` is its manifest's)."""
+        self.ensure_schema()
+        row = self._write(
+            "job_create",
+            id=job_id,
+            namespace=namespace,
+            key=key,
+            queue=self.queue,
+            documents_total=int(counts.get("documents", 0)),
+            estimate_total=int(counts.get("passages", 0)),
+            max_unfinished=max_unfinished,
+            per_minute=per_minute,
+        )
+        if not row or not row["created"]:
+            counts_row = row or {}
+            raise JobLimit(int(counts_row.get("unfinished", 0)), int(counts_row.get("recent", 0)))
+        self._write("job_set_import", id=job_id, archive=archive, host=host)
+        self._write("job_queue", id=job_id)
+        found = self.get(job_id)
+        assert found is not None
+        return found
+
     # ------------------------------------------------------------------ reading
 
     def get(self, job_id: str) -> StoredJob | None:

@@ -59,6 +59,20 @@ class _Flags:
     group: dict[str, Any] | None = None
 
 
+def sweep_spool(client: TeragClient, jobs: JobStore) -> None:
+    """Archives of imports that ended, or whose submission never finished, leave the spool."""
+    from terag_neo4j.service.archives import spool_dir, sweep
+
+    def unfinished(job_id: str) -> bool:
+        job = jobs.get(job_id)
+        return job is not None and job.row.get("state") in ("receiving", "queued", "running")
+
+    try:
+        sweep(spool_dir(client.settings.home), unfinished)
+    except OSError as e:
+        log.warning("could not sweep the import spool: %s", e)
+
+
 class Worker:
     """One thread; `wake` after a local submission, `close` at shutdown (the group in hand
     stops at its next check and the job goes back to the queue at once)."""
@@ -104,6 +118,7 @@ class Worker:
                 if time.monotonic() - self._swept > SWEEP_S:
                     self._swept = time.monotonic()
                     jobs.sweep(self.retention_s)
+                    sweep_spool(client, jobs)
                 job = jobs.claim(self.owner, self.lease_s)
             except TeragError as e:  # Neo4j down: the jobs wait in the store meanwhile
                 log.warning("ingest worker: %s (retrying in 5 s)", e)
@@ -133,7 +148,18 @@ class Worker:
 
     # ------------------------------------------------------------------ one group
 
+    def flags(self) -> _Flags:
+        return _Flags()
+
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
     def _group(self, client: TeragClient, jobs: JobStore, job: StoredJob) -> None:
+        if job.kind == "import":
+            from terag_neo4j.service.import_job import run_import
+
+            run_import(self, client, jobs, job)
+            return
         start = job.documents_done
         docs, estimate = jobs.next_group(job.id, start, GROUP_PASSAGES, GROUP_DOCUMENTS)
         if not docs:  # every document recorded (a crash between the last group and its end)
@@ -143,7 +169,7 @@ class Worker:
         flags = _Flags()
         beating = threading.Event()
         beat = threading.Thread(
-            target=self._beat, args=(jobs, job.id, flags, beating), name="terag-ingest-lease"
+            target=self.beat, args=(jobs, job.id, flags, beating), name="terag-ingest-lease"
         )
         beat.start()
         began = time.monotonic()
@@ -175,10 +201,10 @@ class Worker:
                 on_progress=on_progress,
             )
         except IngestCancelled:
-            self._stopped(jobs, job, why[0] if why else "cancel")
+            self.stopped(jobs, job, why[0] if why else "cancel")
             return
         except (Neo4jUnavailable, Neo4jTransientError) as e:
-            self._retry(jobs, job, e)
+            self.retry(jobs, job, e)
             return
         except Exception as e:
             status, type_ = status_for(e)
@@ -197,7 +223,7 @@ class Worker:
             jobs.delete_documents(job.id)
             log.info("ingest job %s %s", job.id, state)
 
-    def _stopped(self, jobs: JobStore, job: StoredJob, why: str) -> None:
+    def stopped(self, jobs: JobStore, job: StoredJob, why: str) -> None:
         if why == "cancel":
             jobs.finish(job.id, self.owner, "cancelled")
             jobs.delete_documents(job.id)
@@ -209,7 +235,7 @@ class Worker:
             jobs.release(job.id, self.owner)
         # "lost": another worker holds it now; nothing of ours to record
 
-    def _retry(self, jobs: JobStore, job: StoredJob, e: TeragError) -> None:
+    def retry(self, jobs: JobStore, job: StoredJob, e: TeragError) -> None:
         if job.attempts + 1 >= RETRIES:
             jobs.finish(job.id, self.owner, "failed", [f"{status_for(e)[1]}: {public_message(e)}"])
             return
@@ -218,7 +244,7 @@ class Worker:
         with contextlib.suppress(TeragError):
             jobs.release(job.id, self.owner, failed=1, delay_s=5.0 * (job.attempts + 1))
 
-    def _beat(self, jobs: JobStore, job_id: str, flags: _Flags, done: threading.Event) -> None:
+    def beat(self, jobs: JobStore, job_id: str, flags: _Flags, done: threading.Event) -> None:
         """Renew the lease and read the flags, about every second and at least three times a
         lease; a beat that fails is tried again (the lease is renewed well before it ends)."""
         every = min(1.0, self.lease_s / 3)

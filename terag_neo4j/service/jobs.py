@@ -14,10 +14,12 @@ namespace the key cannot read is answered as an unknown one.
 from __future__ import annotations
 
 import logging
+import os
 import re
 from typing import TYPE_CHECKING
 
 from terag_neo4j.errors import echo
+from terag_neo4j.service.archives import archive_name, check_archive, host
 from terag_neo4j.service.http_errors import ServiceError
 from terag_neo4j.service.job_store import JobLimit, JobStore
 from terag_neo4j.service.job_worker import Worker
@@ -25,6 +27,8 @@ from terag_neo4j.service.schemas import MAX_DOCUMENTS, MAX_ID_CHARS, MAX_TITLE_C
 from terag_neo4j.service.stored_job import StoredJob
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from terag_neo4j.client import TeragClient
     from terag_neo4j.core.documents import Document
     from terag_neo4j.service.runtime import Runtime
@@ -95,17 +99,50 @@ class JobRegistry:
                 self.per_minute,
             )
         except JobLimit as e:
-            if e.unfinished >= self.max_queued:
-                message = (
-                    f"this key already has {e.unfinished} unfinished ingest jobs "
-                    f"(TERAG_MAX_JOBS_QUEUED); retry when one ends"
-                )
-            else:
-                message = (
-                    f"this key submitted {e.recent} ingest jobs in the last minute "
-                    f"(TERAG_MAX_JOBS_PER_MINUTE); retry within a minute"
-                )
-            raise ServiceError(429, message, headers={"Retry-After": "10"}) from None
+            raise self._limited(e) from None
+        self.worker.wake()
+        return job.view()
+
+    def _limited(self, e: JobLimit) -> ServiceError:
+        if e.unfinished >= self.max_queued:
+            message = (
+                f"this key already has {e.unfinished} unfinished ingest jobs "
+                f"(TERAG_MAX_JOBS_QUEUED); retry when one ends"
+            )
+        else:
+            message = (
+                f"this key submitted {e.recent} ingest jobs in the last minute "
+                f"(TERAG_MAX_JOBS_PER_MINUTE); retry within a minute"
+            )
+        return ServiceError(429, message, headers={"Retry-After": "10"})
+
+    def submit_import(
+        self, client: TeragClient, namespace: str, job_id: str, part: Path, principal: Principal
+    ) -> Job:
+        """Verify the archive received at `part` (ArchiveError, 422: nothing is queued and
+        `part` is removed), then queue its import as job `job_id`, counted against the key's
+        job limits as an ingest is."""
+        final = part.with_name(archive_name(job_id))
+        try:
+            manifest = check_archive(client.store, part, namespace)
+            os.replace(part, final)
+            job = self._jobs(client).submit_import(
+                job_id,
+                namespace,
+                final.name,
+                host(),
+                principal.name,
+                dict(manifest["counts"]),
+                self.max_queued,
+                self.per_minute,
+            )
+        except JobLimit as e:
+            final.unlink(missing_ok=True)
+            raise self._limited(e) from None
+        except BaseException:
+            part.unlink(missing_ok=True)
+            final.unlink(missing_ok=True)
+            raise
         self.worker.wake()
         return job.view()
 

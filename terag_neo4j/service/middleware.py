@@ -79,6 +79,7 @@ class FrontDoor:
         self.app = app
         self.keys = keys
         self.max_body_bytes = service.max_body_bytes
+        self.max_archive_bytes = service.max_archive_bytes
         self.hosts = allowed_hosts(service.host, service.allowed_hosts)
         self.cors = frozenset(service.cors_origins)
         self.rates = RateLimiter(service.rate_limit)
@@ -90,7 +91,9 @@ class FrontDoor:
             return
         headers = _headers(scope)
         try:
-            rule = classify(scope["method"], scope["path"], self.max_body_bytes)
+            rule = classify(
+                scope["method"], scope["path"], self.max_body_bytes, self.max_archive_bytes
+            )
             principal = self.admit(scope, headers, rule)
             self.check_body(scope, headers, rule)
         except ServiceError as e:

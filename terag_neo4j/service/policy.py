@@ -42,6 +42,8 @@ JSON = "application/json"
 MULTIPART = "multipart/form-data"
 UPLOAD = "documents/upload"
 DOCUMENTS = "documents"
+IMPORT = "import"
+ZIP = "application/zip"
 
 
 @dataclass(frozen=True)
@@ -57,10 +59,14 @@ class Rule:
     content_type: str | None
 
 
-def classify(method: str, path: str, max_body_bytes: int) -> Rule:
+def classify(
+    method: str, path: str, max_body_bytes: int, max_archive_bytes: int | None = None
+) -> Rule:
     """The rule for a request. The one table of body limits: documents (JSON, whose one document
     may hold up to MAX_DOCUMENT_CHARS characters) and uploads get `max_body_bytes`
-    (TERAG_MAX_BODY_BYTES), MCP calls MCP_BODY_BYTES, everything else QUERY_BODY_BYTES."""
+    (TERAG_MAX_BODY_BYTES), a namespace archive's import `max_archive_bytes`
+    (TERAG_MAX_ARCHIVE_BYTES; default: `max_body_bytes`), MCP calls MCP_BODY_BYTES, everything
+    else QUERY_BODY_BYTES."""
     if path in PUBLIC_PATHS or (
         method in SAFE_METHODS and (path == CONSOLE_PAGE or path.startswith(CONSOLE_FILES))
     ):
@@ -79,6 +85,9 @@ def classify(method: str, path: str, max_body_bytes: int) -> Rule:
         limit = max_body_bytes
     if tail == UPLOAD:
         content_type = MULTIPART
+    if method == "POST" and tail == IMPORT:
+        limit = max_body_bytes if max_archive_bytes is None else max_archive_bytes
+        content_type = ZIP
     return Rule(False, namespace, write, limit, content_type)
 
 

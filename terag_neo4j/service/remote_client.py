@@ -27,6 +27,7 @@ from pydantic import TypeAdapter
 from terag_neo4j.core.results import DocumentPage, Neighbourhood, WhyRetrieved
 from terag_neo4j.service.paths import document_path, job_path, namespace_path, why_path
 from terag_neo4j.service.plain_http import warn_if_plain
+from terag_neo4j.service.remote_archives import AsyncArchives, SyncArchives
 from terag_neo4j.service.remote_stream import (
     AskEvent,
     RemoteError,
@@ -36,6 +37,7 @@ from terag_neo4j.service.remote_stream import (
     incomplete,
     stream_event,
 )
+from terag_neo4j.service.remote_stream import raise_for as _raise_for
 from terag_neo4j.service.schemas import (
     Answer,
     AskRequest,
@@ -75,16 +77,6 @@ def _as(cls: type[T], data: Any) -> T:
     return result
 
 
-def _raise_for(r: httpx.Response) -> None:
-    if r.status_code < 400:
-        return
-    try:
-        err = r.json()["error"]
-        raise RemoteError(r.status_code, str(err["type"]), str(err["message"]))
-    except (ValueError, KeyError, TypeError):
-        raise RemoteError(r.status_code, "HTTPError", r.text[:200]) from None
-
-
 def _body(model: type[Model], **fields: Any) -> dict[str, Any]:
     """A request's JSON as its schema names the fields, without the ones left None (the
     service's defaults), and unvalidated: the service answers a bad value with its own 422."""
@@ -116,7 +108,7 @@ class _Paths:
         return why_path(namespace or self.namespace, passage)
 
 
-class TeragRemote(_Paths):
+class TeragRemote(SyncArchives, _Paths):
     """A synchronous client of the service (one HTTP connection pool)."""
 
     def __init__(
@@ -257,7 +249,7 @@ class TeragRemote(_Paths):
         self.close()
 
 
-class AsyncTeragRemote(_Paths):
+class AsyncTeragRemote(AsyncArchives, _Paths):
     """The asynchronous twin of `TeragRemote` (httpx.AsyncClient)."""
 
     def __init__(

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from terag_neo4j.errors import TeragError
 from terag_neo4j.service.schemas import Answer, Citation, Passage, Retrieval
+
+if TYPE_CHECKING:
+    import httpx
 
 
 class RemoteError(TeragError):
@@ -22,6 +25,17 @@ class RemoteError(TeragError):
         self.status = status
         self.type = type_
         self.message = message
+
+
+def raise_for(r: httpx.Response) -> None:
+    """`RemoteError` for an error answer (read whole: a streamed one is read first)."""
+    if r.status_code < 400:
+        return
+    try:
+        err = r.json()["error"]
+        raise RemoteError(r.status_code, str(err["type"]), str(err["message"]))
+    except (ValueError, KeyError, TypeError):
+        raise RemoteError(r.status_code, "HTTPError", r.text[:200]) from None
 
 
 @dataclass(frozen=True)

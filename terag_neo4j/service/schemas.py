@@ -166,6 +166,8 @@ JobState = Literal["queued", "running", "succeeded", "failed", "cancelled"]
 class Job(Model):
     id: str
     namespace: str
+    # 'import': a namespace archive's import (POST .../import), its passages counted as written
+    kind: Literal["ingest", "import"] = "ingest"
     state: JobState
     documents_total: int
     documents_done: int

@@ -180,6 +180,9 @@ class ServiceSettings(BaseSettings):
     # A request that waited this long for a thread gets 503 rather than hanging
     queue_timeout_s: float = Field(default=30.0, gt=0)
     max_body_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
+    # Largest namespace archive one import may send: it streams to a file in the spool
+    # (TERAG_HOME/spool), never into memory, so this bounds disk, not memory
+    max_archive_bytes: int = Field(default=4 * 1024**3, ge=1024)
     # Open connections one client address may hold (behind a reverse proxy: raise it, or let
     # the proxy limit them); past it a new one is refused with 503
     max_connections_per_client: int = Field(default=64, ge=1)

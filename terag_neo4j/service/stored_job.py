@@ -34,6 +34,20 @@ class StoredJob:
         return str(self.row["namespace"])
 
     @property
+    def kind(self) -> str:
+        """'ingest' (documents) or 'import' (a namespace archive); jobs from before imports
+        have no kind and are ingests."""
+        return str(self.row.get("kind") or "ingest")
+
+    @property
+    def archive(self) -> str:
+        return str(self.row.get("archive") or "")
+
+    @property
+    def spool_host(self) -> str:
+        return str(self.row.get("spool_host") or "")
+
+    @property
     def expired(self) -> bool:
         return self.row.get("expired") is not None
 
@@ -69,6 +83,7 @@ class StoredJob:
         return Job(
             id=self.id,
             namespace=self.namespace,
+            kind="import" if self.kind == "import" else "ingest",
             state=r["state"],
             documents_total=self.documents_total,
             documents_done=self.documents_done,

@@ -73,9 +73,10 @@ class Namespaces:
             ).consume()
         )
 
-    def drop(self, namespace: str) -> None:
+    def drop(self, namespace: str, keep_job: str | None = None) -> None:
         """Mark the namespace as being dropped (under its write lock: a running ingest's batch
-        finishes first, its next one is refused), drop its indexes, then delete its graph."""
+        finishes first, its next one is refused), drop its indexes, then delete its graph. Its
+        unfinished jobs fail, but for `keep_job` (the import job that drops it)."""
         self.core.write_tx(
             lambda tx: run_cypher(tx, "mark_dropping", namespace=namespace).consume()
         )
@@ -84,7 +85,7 @@ class Namespaces:
         def run() -> None:  # batched deletes: a retry continues where the last one stopped
             with self.core.session(timeout_s=self.core.bulk_timeout_s) as s:
                 for stmt in cypher_statements("drop_namespace"):
-                    s.run(stmt, namespace=namespace).consume()
+                    s.run(stmt, namespace=namespace, keep_job=keep_job).consume()
 
         self.core.call(run)
 

@@ -36,6 +36,12 @@ def register_cli(subparsers: Any) -> None:
     s.add_argument(
         "--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default {DEFAULT_OUT})"
     )
+    s.add_argument(
+        "--url",
+        help="also export and import through this running terag serve on the same Neo4j "
+        "(TERAG_API_KEY from the environment)",
+    )
+    s.add_argument("--service-pid", type=int, help="that service's pid, for its RSS")
     s.set_defaults(func=cmd_bench_archive)
 
 
@@ -84,6 +90,19 @@ def cmd_bench_archive(args: argparse.Namespace) -> int:
             b = [p.id for p in client.retrieve(q.question, top_k=10, namespace=target).passages]
             same += a == b
         client.drop(target)
+        http: dict[str, Any] = {}
+        if args.url:
+            from terag_bench.archive_http import http_round_trip
+
+            http = http_round_trip(
+                args.url,
+                args.service_pid,
+                ns,
+                target,
+                Path(tmp),
+                client.store.namespaces.fingerprint,
+            )
+            client.drop(target)
     result = {
         "dataset": dataset.name,
         "extractor": args.extractor,
@@ -103,6 +122,7 @@ def cmd_bench_archive(args: argparse.Namespace) -> int:
         "load_avg": [round(x, 2) for x in load],
         "peak_rss_mib": round(peak_rss_mib(), 1),
         "neo4j_rss_mib": neo4j_server_rss(),
+        **http,
     }
     out = write_result(args.out, f"archive_{dataset.name}_{args.extractor}", result)
     print(
@@ -113,4 +133,12 @@ def cmd_bench_archive(args: argparse.Namespace) -> int:
         f"top-10: {same}/{len(questions)}; load {result['load_avg']}; peak RSS "
         f"{result['peak_rss_mib']} MiB; neo4j {result['neo4j_rss_mib']}; wrote {out}"
     )
-    return 0 if same_fp and same == len(questions) else 1
+    if http:
+        print(
+            f"through {args.url}: export {http['http_export_s']}s, import (a job) "
+            f"{http['http_import_s']}s, state {http['http_job_state']}, same fingerprint: "
+            f"{http['http_same_fingerprint']}; service RSS {http['service_rss_before_mib']} -> "
+            f"{http['service_rss_after_export_mib']} -> {http['service_rss_after_import_mib']} MiB"
+        )
+    ok_http = not http or (http["http_same_fingerprint"] and http["http_job_state"] == "succeeded")
+    return 0 if same_fp and same == len(questions) and ok_http else 1
