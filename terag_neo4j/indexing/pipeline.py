@@ -143,6 +143,7 @@ class Indexer:
             report.budget_merge = self.settings.budget_merge
         self._check_embedding_model(ns)  # before the chunker loads its tokenizer
         documents = list(documents)
+        cpu = time.thread_time()
         passages = list(
             to_passages(
                 documents,
@@ -152,6 +153,7 @@ class Indexer:
                 should_stop=self._should_stop,
             )
         )
+        report.chunking_cpu_s = time.thread_time() - cpu
         report.passages_total = len(passages)
         # Documents split into passages here: a changed one must lose the passages it no longer
         # has (it shrank, or one passage became several), not only have its current ones replaced.
@@ -219,7 +221,9 @@ class Indexer:
                 self._stop_if_asked("choosing the core passages")
                 self._budget.run(ns, report, progress)
             if self.settings.ground_mentions:
+                cpu = time.thread_time()
                 ground(self.store, ns, passages, report, progress, self._should_stop)
+                report.grounding_cpu_s += time.thread_time() - cpu
         finally:
             bar.close()
             lease.close()
@@ -310,7 +314,7 @@ class Indexer:
     def _extract(
         self, batch: Sequence[Passage], report: IngestReport, bar: tqdm[Any]
     ) -> list[Extraction]:
-        t = time.perf_counter()
+        t, cpu = time.perf_counter(), time.thread_time()
         # An LLM extracts a passage in seconds to minutes: cache after every round of calls, so
         # a killed ingest loses at most that round, not 64 passages of LLM time.
         llm = self.extractor.name == "ollama"
@@ -324,6 +328,7 @@ class Indexer:
             self._should_stop,
         )
         report.extraction_s += time.perf_counter() - t
+        report.extraction_cpu_s += time.thread_time() - cpu
         cached, fresh = report.charge(extractions)
         report.extracted_cached += cached
         report.extracted_fresh += fresh
@@ -340,7 +345,7 @@ class Indexer:
         extractions: Sequence[Extraction],
         report: IngestReport,
     ) -> None:
-        t = time.perf_counter()
+        t, cpu = time.perf_counter(), time.thread_time()
         pvecs = self._embed([p.content for p in batch])
         names = (
             {c.key: c.name for e in extractions for c in e.concepts}
@@ -350,9 +355,10 @@ class Indexer:
         keys = sorted(names)
         cvecs = self._embed([names[k] for k in keys]) if keys else None
         report.embedding_s += time.perf_counter() - t
+        report.embedding_cpu_s += time.thread_time() - cpu
         self._stop_if_asked("writing passages")  # the last look before the batch's transaction
 
-        t = time.perf_counter()
+        t, cpu = time.perf_counter(), time.thread_time()
         try:
             stats = self.store.passages.write(
                 ns,
@@ -378,6 +384,7 @@ class Indexer:
                 "error names first (extractions are cached and are not paid for again)"
             ) from e
         report.write_s += time.perf_counter() - t
+        report.write_cpu_s += time.thread_time() - cpu
         report.passages_new += stats.passages
         report.concepts_touched += stats.concepts_touched
         report.has_passage += stats.has_passage
