@@ -11,7 +11,7 @@ import logging
 import time
 import uuid
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from contextlib import ExitStack
 from datetime import UTC, datetime
 from typing import Any
@@ -36,6 +36,7 @@ from terag_neo4j.indexing.extraction import ExtractionCache
 from terag_neo4j.indexing.grounding import ground
 from terag_neo4j.indexing.lease import held_lease
 from terag_neo4j.indexing.loading import to_passages
+from terag_neo4j.indexing.overlap import run_overlapped
 from terag_neo4j.indexing.pacing import embed_in_steps, extract_in_steps
 from terag_neo4j.indexing.report import IngestReport
 from terag_neo4j.store import (
@@ -52,6 +53,9 @@ from terag_neo4j.store.passages import passage_provenance
 
 log = logging.getLogger(__name__)
 __all__ = ["Indexer", "IngestReport"]
+
+# A batch's passage vectors and its concepts' (by key; empty unless eager)
+_Vecs = tuple[Vectors, dict[str, Sequence[float]]]
 
 
 class Indexer:
@@ -204,19 +208,20 @@ class Indexer:
             for size in batch_sizes(len(todo), self.batch_passages):
                 batches.append(todo[at : at + size])
                 at += size
-            # The next batch is extracted while this one is embedded and written: spaCy (or the
-            # LLM server), the embedder and Neo4j each keep a core busy.
-            with ThreadPoolExecutor(1, thread_name_prefix="extract") as pool:
-                ahead = pool.submit(self._extract, batches[0], report, bar) if batches else None
-                for i, batch in enumerate(batches):
-                    assert ahead is not None
-                    extractions = ahead.result()
-                    if i + 1 < len(batches):
-                        ahead = pool.submit(self._extract, batches[i + 1], report, bar)
-                    self._write_batch(ns, batch, extractions, report)
-                    done += len(batch)
-                    nxt = batches[i + 1][0] if i + 1 < len(batches) else batch[-1]
-                    self._progress(done, len(passages), nxt.doc_id)
+
+            def written(i: int, batch: list[Passage], ext: list[Extraction], vecs: _Vecs) -> None:
+                nonlocal done
+                self._write_batch(ns, batch, ext, vecs, report)
+                done += len(batch)
+                nxt = batches[i + 1][0] if i + 1 < len(batches) else batch[-1]
+                self._progress(done, len(passages), nxt.doc_id)
+
+            run_overlapped(
+                batches,
+                lambda b: self._extract(b, report, bar),
+                lambda b, ext: self._vectors(b, ext, report),
+                written,
+            )
             if self._budget is not None:
                 self._stop_if_asked("choosing the core passages")
                 self._budget.run(ns, report, progress)
@@ -338,24 +343,32 @@ class Indexer:
             extractions = [with_title_concepts(e, titles[e.passage_id]) for e in extractions]
         return extractions
 
+    def _vectors(
+        self, batch: Sequence[Passage], extracted: Future[list[Extraction]], report: IngestReport
+    ) -> _Vecs:
+        """The batch's passage vectors and, with eager concept vectors, its concepts' (which
+        wait for its extractions)."""
+        t, cpu = time.perf_counter(), time.thread_time()
+        pvecs = self._embed([p.content for p in batch])
+        cvecs: dict[str, Sequence[float]] = {}
+        if self.settings.concept_vectors == "eager":
+            names = {c.key: c.name for e in extracted.result() for c in e.concepts}
+            keys = sorted(names)
+            if keys:
+                cvecs = dict(zip(keys, self._embed([names[k] for k in keys]).tolist(), strict=True))
+        report.embedding_s += time.perf_counter() - t
+        report.embedding_cpu_s += time.thread_time() - cpu
+        return pvecs, cvecs
+
     def _write_batch(
         self,
         ns: str,
         batch: Sequence[Passage],
         extractions: Sequence[Extraction],
+        vectors: _Vecs,
         report: IngestReport,
     ) -> None:
-        t, cpu = time.perf_counter(), time.thread_time()
-        pvecs = self._embed([p.content for p in batch])
-        names = (
-            {c.key: c.name for e in extractions for c in e.concepts}
-            if self.settings.concept_vectors == "eager"
-            else {}
-        )
-        keys = sorted(names)
-        cvecs = self._embed([names[k] for k in keys]) if keys else None
-        report.embedding_s += time.perf_counter() - t
-        report.embedding_cpu_s += time.thread_time() - cpu
+        pvecs, cvecs = vectors
         self._stop_if_asked("writing passages")  # the last look before the batch's transaction
 
         t, cpu = time.perf_counter(), time.thread_time()
@@ -365,7 +378,7 @@ class Indexer:
                 batch,
                 extractions,
                 pvecs.tolist(),
-                dict(zip(keys, cvecs.tolist(), strict=True)) if cvecs is not None else {},
+                cvecs,
                 self._meta(),
             )
         except (Neo4jUnavailable, Neo4jTransientError) as e:
