@@ -36,9 +36,9 @@ from terag_neo4j.indexing.extraction import ExtractionCache
 from terag_neo4j.indexing.grounding import ground
 from terag_neo4j.indexing.lease import held_lease
 from terag_neo4j.indexing.loading import to_passages
-from terag_neo4j.indexing.overlap import run_overlapped
 from terag_neo4j.indexing.pacing import embed_in_steps, extract_in_steps
 from terag_neo4j.indexing.report import IngestReport
+from terag_neo4j.indexing.stage_overlap import run_overlapped
 from terag_neo4j.store import (
     GraphStore,
     GraphStoreError,
@@ -53,7 +53,6 @@ from terag_neo4j.store.passages import passage_provenance
 
 log = logging.getLogger(__name__)
 __all__ = ["Indexer", "IngestReport"]
-
 # A batch's passage vectors and its concepts' (by key; empty unless eager)
 _Vecs = tuple[Vectors, dict[str, Sequence[float]]]
 
@@ -216,12 +215,8 @@ class Indexer:
                 nxt = batches[i + 1][0] if i + 1 < len(batches) else batch[-1]
                 self._progress(done, len(passages), nxt.doc_id)
 
-            run_overlapped(
-                batches,
-                lambda b: self._extract(b, report, bar),
-                lambda b, ext: self._vectors(b, ext, report),
-                written,
-            )
+            extract = lambda b: self._extract(b, report, bar)  # noqa: E731
+            run_overlapped(batches, extract, lambda b, x: self._vectors(b, x, report), written)
             if self._budget is not None:
                 self._stop_if_asked("choosing the core passages")
                 self._budget.run(ns, report, progress)
@@ -346,16 +341,17 @@ class Indexer:
     def _vectors(
         self, batch: Sequence[Passage], extracted: Future[list[Extraction]], report: IngestReport
     ) -> _Vecs:
-        """The batch's passage vectors and, with eager concept vectors, its concepts' (which
-        wait for its extractions)."""
-        t, cpu = time.perf_counter(), time.thread_time()
-        pvecs = self._embed([p.content for p in batch])
-        cvecs: dict[str, Sequence[float]] = {}
-        if self.settings.concept_vectors == "eager":
-            names = {c.key: c.name for e in extracted.result() for c in e.concepts}
-            keys = sorted(names)
-            if keys:
-                cvecs = dict(zip(keys, self._embed([names[k] for k in keys]).tolist(), strict=True))
+        """The batch's passage vectors and, with eager concept vectors, its concepts'."""
+        t, cpu, stop = time.perf_counter(), time.thread_time(), self._should_stop
+        pvecs = embed_in_steps(self.embedder, [p.content for p in batch], stop)
+        names = (
+            {c.key: c.name for e in extracted.result() for c in e.concepts}
+            if self.settings.concept_vectors == "eager"
+            else {}
+        )
+        keys = sorted(names)
+        vecs = embed_in_steps(self.embedder, [names[k] for k in keys], stop) if keys else None
+        cvecs = dict(zip(keys, vecs.tolist(), strict=True)) if vecs is not None else {}
         report.embedding_s += time.perf_counter() - t
         report.embedding_cpu_s += time.thread_time() - cpu
         return pvecs, cvecs
@@ -402,7 +398,3 @@ class Indexer:
         report.concepts_touched += stats.concepts_touched
         report.has_passage += stats.has_passage
         report.cooccurrence_rows += stats.cooccurrence_rows
-
-    def _embed(self, texts: Sequence[str]) -> Vectors:
-        """`texts` embedded a few at a time, asking `should_stop` before each step."""
-        return embed_in_steps(self.embedder, texts, self._should_stop)

@@ -1,4 +1,4 @@
-"""Unit tests of the ingest's overlapped stages (`indexing.overlap`): plain functions stand in
+"""Unit tests of the ingest's overlapped stages (`indexing.stage_overlap`): plain functions stand in
 for spaCy, the embedder and Neo4j, so the order, the overlap and the errors are what is tested."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from concurrent.futures import Future
 
 import pytest
 
-from terag_neo4j.indexing.overlap import run_overlapped
+from terag_neo4j.indexing.stage_overlap import run_overlapped
 
 
 def test_batches_are_written_in_order_with_their_own_extractions_and_vectors() -> None:
