@@ -11,7 +11,7 @@ import logging
 import time
 import uuid
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from contextlib import ExitStack
 from datetime import UTC, datetime
 from typing import Any
@@ -38,6 +38,7 @@ from terag_neo4j.indexing.lease import held_lease
 from terag_neo4j.indexing.loading import to_passages
 from terag_neo4j.indexing.pacing import embed_in_steps, extract_in_steps
 from terag_neo4j.indexing.report import IngestReport
+from terag_neo4j.indexing.stage_overlap import run_overlapped
 from terag_neo4j.store import (
     GraphStore,
     GraphStoreError,
@@ -52,6 +53,8 @@ from terag_neo4j.store.passages import passage_provenance
 
 log = logging.getLogger(__name__)
 __all__ = ["Indexer", "IngestReport"]
+# A batch's passage vectors and its concepts' (by key; empty unless eager)
+_Vecs = tuple[Vectors, dict[str, Sequence[float]]]
 
 
 class Indexer:
@@ -143,6 +146,7 @@ class Indexer:
             report.budget_merge = self.settings.budget_merge
         self._check_embedding_model(ns)  # before the chunker loads its tokenizer
         documents = list(documents)
+        cpu = time.thread_time()
         passages = list(
             to_passages(
                 documents,
@@ -152,6 +156,7 @@ class Indexer:
                 should_stop=self._should_stop,
             )
         )
+        report.chunking_cpu_s = time.thread_time() - cpu
         report.passages_total = len(passages)
         # Documents split into passages here: a changed one must lose the passages it no longer
         # has (it shrank, or one passage became several), not only have its current ones replaced.
@@ -202,24 +207,23 @@ class Indexer:
             for size in batch_sizes(len(todo), self.batch_passages):
                 batches.append(todo[at : at + size])
                 at += size
-            # The next batch is extracted while this one is embedded and written: spaCy (or the
-            # LLM server), the embedder and Neo4j each keep a core busy.
-            with ThreadPoolExecutor(1, thread_name_prefix="extract") as pool:
-                ahead = pool.submit(self._extract, batches[0], report, bar) if batches else None
-                for i, batch in enumerate(batches):
-                    assert ahead is not None
-                    extractions = ahead.result()
-                    if i + 1 < len(batches):
-                        ahead = pool.submit(self._extract, batches[i + 1], report, bar)
-                    self._write_batch(ns, batch, extractions, report)
-                    done += len(batch)
-                    nxt = batches[i + 1][0] if i + 1 < len(batches) else batch[-1]
-                    self._progress(done, len(passages), nxt.doc_id)
+
+            def written(i: int, batch: list[Passage], ext: list[Extraction], vecs: _Vecs) -> None:
+                nonlocal done
+                self._write_batch(ns, batch, ext, vecs, report)
+                done += len(batch)
+                nxt = batches[i + 1][0] if i + 1 < len(batches) else batch[-1]
+                self._progress(done, len(passages), nxt.doc_id)
+
+            extract = lambda b: self._extract(b, report, bar)  # noqa: E731
+            run_overlapped(batches, extract, lambda b, x: self._vectors(b, x, report), written)
             if self._budget is not None:
                 self._stop_if_asked("choosing the core passages")
                 self._budget.run(ns, report, progress)
             if self.settings.ground_mentions:
+                cpu = time.thread_time()
                 ground(self.store, ns, passages, report, progress, self._should_stop)
+                report.grounding_cpu_s += time.thread_time() - cpu
         finally:
             bar.close()
             lease.close()
@@ -310,7 +314,7 @@ class Indexer:
     def _extract(
         self, batch: Sequence[Passage], report: IngestReport, bar: tqdm[Any]
     ) -> list[Extraction]:
-        t = time.perf_counter()
+        t, cpu = time.perf_counter(), time.thread_time()
         # An LLM extracts a passage in seconds to minutes: cache after every round of calls, so
         # a killed ingest loses at most that round, not 64 passages of LLM time.
         llm = self.extractor.name == "ollama"
@@ -324,6 +328,7 @@ class Indexer:
             self._should_stop,
         )
         report.extraction_s += time.perf_counter() - t
+        report.extraction_cpu_s += time.thread_time() - cpu
         cached, fresh = report.charge(extractions)
         report.extracted_cached += cached
         report.extracted_fresh += fresh
@@ -333,33 +338,43 @@ class Indexer:
             extractions = [with_title_concepts(e, titles[e.passage_id]) for e in extractions]
         return extractions
 
+    def _vectors(
+        self, batch: Sequence[Passage], extracted: Future[list[Extraction]], report: IngestReport
+    ) -> _Vecs:
+        """The batch's passage vectors and, with eager concept vectors, its concepts'."""
+        t, cpu, stop = time.perf_counter(), time.thread_time(), self._should_stop
+        pvecs = embed_in_steps(self.embedder, [p.content for p in batch], stop)
+        names = (
+            {c.key: c.name for e in extracted.result() for c in e.concepts}
+            if self.settings.concept_vectors == "eager"
+            else {}
+        )
+        keys = sorted(names)
+        vecs = embed_in_steps(self.embedder, [names[k] for k in keys], stop) if keys else None
+        cvecs = dict(zip(keys, vecs.tolist(), strict=True)) if vecs is not None else {}
+        report.embedding_s += time.perf_counter() - t
+        report.embedding_cpu_s += time.thread_time() - cpu
+        return pvecs, cvecs
+
     def _write_batch(
         self,
         ns: str,
         batch: Sequence[Passage],
         extractions: Sequence[Extraction],
+        vectors: _Vecs,
         report: IngestReport,
     ) -> None:
-        t = time.perf_counter()
-        pvecs = self._embed([p.content for p in batch])
-        names = (
-            {c.key: c.name for e in extractions for c in e.concepts}
-            if self.settings.concept_vectors == "eager"
-            else {}
-        )
-        keys = sorted(names)
-        cvecs = self._embed([names[k] for k in keys]) if keys else None
-        report.embedding_s += time.perf_counter() - t
+        pvecs, cvecs = vectors
         self._stop_if_asked("writing passages")  # the last look before the batch's transaction
 
-        t = time.perf_counter()
+        t, cpu = time.perf_counter(), time.thread_time()
         try:
             stats = self.store.passages.write(
                 ns,
                 batch,
                 extractions,
                 pvecs.tolist(),
-                dict(zip(keys, cvecs.tolist(), strict=True)) if cvecs is not None else {},
+                cvecs,
                 self._meta(),
             )
         except (Neo4jUnavailable, Neo4jTransientError) as e:
@@ -378,11 +393,8 @@ class Indexer:
                 "error names first (extractions are cached and are not paid for again)"
             ) from e
         report.write_s += time.perf_counter() - t
+        report.write_cpu_s += time.thread_time() - cpu
         report.passages_new += stats.passages
         report.concepts_touched += stats.concepts_touched
         report.has_passage += stats.has_passage
         report.cooccurrence_rows += stats.cooccurrence_rows
-
-    def _embed(self, texts: Sequence[str]) -> Vectors:
-        """`texts` embedded a few at a time, asking `should_stop` before each step."""
-        return embed_in_steps(self.embedder, texts, self._should_stop)

@@ -71,6 +71,13 @@ class IngestReport:
     synonym_s: float = 0.0
     grounding_s: float = 0.0
     total_s: float = 0.0
+    # CPU seconds of the thread that ran each stage (the embedder's inference workers and
+    # Neo4j's are not in these: `terag bench-index` measures them beside)
+    chunking_cpu_s: float = 0.0
+    extraction_cpu_s: float = 0.0
+    embedding_cpu_s: float = 0.0
+    write_cpu_s: float = 0.0
+    grounding_cpu_s: float = 0.0
     started: str = ""
     warnings: list[str] = field(default_factory=list)
 

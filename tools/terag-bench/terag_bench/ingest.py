@@ -12,6 +12,7 @@ import argparse
 import contextlib
 import logging
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,9 @@ def run_one(
     docs: list[Document],
     batch: int | None = None,
     extractor: Any = None,
+    cold: bool = False,
 ) -> dict[str, Any]:
+    from terag_bench.stage_cpu import CpuMeter, cold_caches, stage_table
     from terag_neo4j.client import TeragClient
     from terag_neo4j.store import NamespaceNotFound
 
@@ -57,12 +60,19 @@ def run_one(
         overrides["extractor"] = extractor  # the recorded extractions
     if batch is not None:
         overrides["extraction_batch"] = batch
-    with TeragClient(settings, **overrides) as client:
+    with TeragClient(settings, **overrides) as client, ExitStack() as stack:
+        if cold:
+            stack.enter_context(cold_caches(client))
         with contextlib.suppress(NamespaceNotFound):
             client.drop()
+        meter = CpuMeter()
+        meter.start()
         t = time.perf_counter()
         report = client.index(docs)
         wall = time.perf_counter() - t
+        meter.stop()
+        stages = stage_table(report, meter, wall)
+        fingerprint = client.store.namespaces.fingerprint(namespace)
         info = client.stats()
         rels = info.has_passage + info.co_occurrence
         # Re-ingest to prove idempotency and measure the no-op cost.
@@ -113,6 +123,9 @@ def run_one(
         "nodes": {"passages": info.passages, "concepts": info.concepts, "entities": info.entities},
         "relationships": {"HAS_PASSAGE": info.has_passage, "CO_OCCURRENCE": co_occurrence},
         "concepts_per_passage": round(info.has_passage / max(info.passages, 1), 2),
+        "cold": cold,
+        "fingerprint": fingerprint,
+        "stages": stages,
     }
 
 
@@ -132,6 +145,11 @@ def register_cli(subparsers: Any) -> None:
         "--namespace", help="default benchidx_<dataset>_<extractor> (dropped and rebuilt)"
     )
     s.add_argument(
+        "--cold",
+        action="store_true",
+        help="empty extraction and embedding caches of the run's own (nothing reused)",
+    )
+    s.add_argument(
         "--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default {DEFAULT_OUT})"
     )
     s.set_defaults(func=cmd_bench_index)
@@ -140,6 +158,7 @@ def register_cli(subparsers: Any) -> None:
 def cmd_bench_index(args: argparse.Namespace) -> int:
     from terag_bench.datasets import load_dataset
     from terag_bench.runinfo import neo4j_server_rss, peak_rss_mib, write_result
+    from terag_bench.stage_cpu import format_table
 
     dataset = load_dataset(args.dataset)
     docs = dataset.documents[: args.limit] if args.limit else dataset.documents
@@ -155,7 +174,7 @@ def cmd_bench_index(args: argparse.Namespace) -> int:
     runs = []
     for batch in args.batches or [None]:
         suffix = f"_b{batch}" if batch else ""
-        runs.append(run_one(settings, ns + suffix, docs, batch, extractor))
+        runs.append(run_one(settings, ns + suffix, docs, batch, extractor, args.cold))
         log.info("%s", runs[-1])
     result = {
         "dataset": dataset.name,
@@ -171,6 +190,8 @@ def cmd_bench_index(args: argparse.Namespace) -> int:
         result,
     )
     for r in runs:
+        print(format_table(r["stages"]))
+        print(f"fingerprint {r['fingerprint']}")
         print(
             f"{dataset.name} [{r['extractor']} batch={r['extraction_batch']}] {r['passages']} "
             f"passages: extract {r['extraction_s']}s ({r['extraction_passages_per_s']} p/s), "
