@@ -4,25 +4,41 @@ built by another extractor."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 
 from terag_neo4j.store import GraphStore
 
 log = logging.getLogger(__name__)
 
-# The first batch written holds this many passages and each next one twice as many, up to
-# `batch_passages`: a large document shows passages done within seconds (one batch of 512
-# spaCy passages takes about 40 s on 2 cores), while most of it goes in full batches.
+# The first batch written holds at most this many passages and each next one at most twice as
+# many, up to `batch_passages`: a large document shows passages done within seconds, while most
+# of it goes in full batches.
 FIRST_BATCH = 32
+# ... and a batch ends once its extraction has taken this long, whatever its size: one batch of
+# 512 spaCy passages took 37 s at a load of 10 on 2 cores, and a job's passages done move only
+# when a batch is written. Its embedding takes about as long again, alongside the next batch's
+# extraction, so passages done move about every BATCH_S to 2 * BATCH_S at any load.
+BATCH_S = 8.0
+
+
+def batch_caps(largest: int, first: int = FIRST_BATCH) -> Iterator[int]:
+    """The most passages each next batch may hold: growing from `first` to `largest`, then
+    `largest` for ever."""
+    size = max(1, min(first, largest))
+    while True:
+        yield size
+        size = min(size * 2, largest)
 
 
 def batch_sizes(n: int, largest: int, first: int = FIRST_BATCH) -> list[int]:
-    """The sizes of the batches `n` passages are written in: growing from `first` to `largest`."""
+    """The sizes of the batches `n` passages are written in when no batch is cut short by
+    BATCH_S: growing from `first` to `largest`."""
     sizes: list[int] = []
-    size = max(1, min(first, largest))
-    while n > 0:
-        sizes.append(min(size, n))
+    for cap in batch_caps(largest, first):
+        if n <= 0:
+            return sizes
+        sizes.append(min(cap, n))
         n -= sizes[-1]
-        size = min(size * 2, largest)
     return sizes
 
 

@@ -45,13 +45,17 @@ def extract_in_steps(
     bar: tqdm[Any],
     llm_step: int | None,
     should_stop: ShouldStop | None,
+    within_s: float | None = None,
 ) -> list[Extraction]:
     """`batch` extracted (through `cache`) a step at a time, asking `should_stop` before each
-    step: `llm_step` passages a step for an LLM, else steps paced by `next_step`."""
+    step: `llm_step` passages a step for an LLM, else steps paced by `next_step`. With
+    `within_s`, no step starts after that many seconds: the extractions are then of the
+    batch's first passages only (at least one step's)."""
     step = llm_step if llm_step is not None else FIRST_EXTRACT_STEP
     extractions: list[Extraction] = []
     i = 0
-    while i < len(batch):
+    end = time.perf_counter() + within_s if within_s is not None else None
+    while i < len(batch) and (end is None or not extractions or time.perf_counter() < end):
         # Runs ahead in its own thread: a cancel raised here reaches `index` through the
         # future, and the pool's exit waits for this step only, not for the whole batch.
         stop_if_asked(should_stop, "extracting concepts")

@@ -30,7 +30,7 @@ from terag_neo4j.core.documents import (
 )
 from terag_neo4j.core.extractor import Extractor
 from terag_neo4j.embeddings import AnyEmbedder, Vectors, model_id
-from terag_neo4j.indexing.batches import batch_sizes, warn_if_built_differently
+from terag_neo4j.indexing.batches import BATCH_S, batch_caps, warn_if_built_differently
 from terag_neo4j.indexing.budget_phase import BudgetPhase
 from terag_neo4j.indexing.extraction import ExtractionCache
 from terag_neo4j.indexing.grounding import ground
@@ -198,23 +198,27 @@ class Indexer:
         lease = ExitStack()
         try:
             lease.enter_context(held_lease(self.store, ns, report.run_id))
-            batches, at = [], 0
-            for size in batch_sizes(len(todo), self.batch_passages):
-                batches.append(todo[at : at + size])
-                at += size
-            # The next batch is extracted while this one is embedded and written: spaCy (or the
-            # LLM server), the embedder and Neo4j each keep a core busy.
+            # Each batch is extracted for at most BATCH_S (and at most its cap of passages),
+            # and the next one while this one is embedded and written: spaCy (or the LLM
+            # server), the embedder and Neo4j each keep a core busy, and passages done move
+            # every few seconds whatever the load.
+            caps = batch_caps(self.batch_passages)
+            at = 0
             with ThreadPoolExecutor(1, thread_name_prefix="extract") as pool:
-                ahead = pool.submit(self._extract, batches[0], report, bar) if batches else None
-                for i, batch in enumerate(batches):
-                    assert ahead is not None
+                ahead = (
+                    pool.submit(self._extract, todo[: next(caps)], report, bar) if todo else None
+                )
+                while ahead is not None:
                     extractions = ahead.result()
-                    if i + 1 < len(batches):
-                        ahead = pool.submit(self._extract, batches[i + 1], report, bar)
+                    batch, at = todo[at : at + len(extractions)], at + len(extractions)
+                    ahead = (
+                        pool.submit(self._extract, todo[at : at + next(caps)], report, bar)
+                        if at < len(todo)
+                        else None
+                    )
                     self._write_batch(ns, batch, extractions, report)
                     done += len(batch)
-                    nxt = batches[i + 1][0] if i + 1 < len(batches) else batch[-1]
-                    self._progress(done, len(passages), nxt.doc_id)
+                    self._progress(done, len(passages), (todo[at] if ahead else batch[-1]).doc_id)
             if self._budget is not None:
                 self._stop_if_asked("choosing the core passages")
                 self._budget.run(ns, report, progress)
@@ -310,6 +314,8 @@ class Indexer:
     def _extract(
         self, batch: Sequence[Passage], report: IngestReport, bar: tqdm[Any]
     ) -> list[Extraction]:
+        """The extractions of `batch`'s first passages: as many as BATCH_S allows (at least one
+        step's); the caller writes those and extracts the rest in later batches."""
         t = time.perf_counter()
         # An LLM extracts a passage in seconds to minutes: cache after every round of calls, so
         # a killed ingest loses at most that round, not 64 passages of LLM time.
@@ -322,6 +328,7 @@ class Indexer:
             bar,
             self.settings.extraction_batch * self.settings.llm_concurrency if llm else None,
             self._should_stop,
+            BATCH_S,
         )
         report.extraction_s += time.perf_counter() - t
         cached, fresh = report.charge(extractions)

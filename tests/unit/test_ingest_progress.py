@@ -1,11 +1,20 @@
-"""Progress inside one document: the batches an ingest writes grow from a small first one, and a
-job's view adds the group in hand (as its heartbeat recorded it) to the groups recorded."""
+"""Progress inside one document: the batches an ingest writes grow from a small first one and
+end when their extraction has taken its time (real spaCy), and a job's view adds the group in
+hand (as its heartbeat recorded it) to the groups recorded."""
 
 from __future__ import annotations
 
+import itertools
+from pathlib import Path
 from typing import Any
 
-from terag_neo4j.indexing.batches import FIRST_BATCH, batch_sizes
+from tqdm import tqdm
+
+from terag_neo4j.core.documents import Passage
+from terag_neo4j.indexing.batches import FIRST_BATCH, batch_caps, batch_sizes
+from terag_neo4j.indexing.extraction import ExtractionCache
+from terag_neo4j.indexing.extraction.spacy_extractor import SpacyExtractor
+from terag_neo4j.indexing.pacing import FIRST_EXTRACT_STEP, extract_in_steps
 from terag_neo4j.service.stored_job import StoredJob
 
 
@@ -16,6 +25,30 @@ def test_batches_grow_to_the_largest_and_cover_every_passage() -> None:
     assert max(sizes) == 512
     assert batch_sizes(5, 3) == [3, 2]  # a batch size under the first is kept
     assert batch_sizes(0, 512) == []
+    assert list(itertools.islice(batch_caps(512), 7)) == [32, 64, 128, 256, 512, 512, 512]
+
+
+def test_a_batch_extraction_stops_at_its_time_with_the_first_passages(tmp_path: Path) -> None:
+    extractor = SpacyExtractor()
+    rivers = ("Laune", "Shannon", "Boyne", "Liffey")
+    batch = [
+        Passage(f"p{i}", "doc", i, "", f"Ardmore {i} lies on the River {rivers[i % 4]} in Kerry.")
+        for i in range(40)
+    ]
+
+    def extract(within_s: float | None, cache: str) -> list[Any]:
+        store = ExtractionCache(tmp_path / cache)
+        with tqdm(disable=True) as bar:
+            return extract_in_steps(extractor, batch, store, "run", bar, None, None, within_s)
+
+    whole = extract(None, "a.sqlite")
+    assert [e.passage_id for e in whole] == [p.id for p in batch]
+    # No time at all: one step is still done (a batch is never empty), and no more
+    cut = extract(0.0, "b.sqlite")
+    assert len(cut) == FIRST_EXTRACT_STEP
+    assert cut == whole[: len(cut)]
+    # Time enough for every step: the whole batch
+    assert extract(600.0, "c.sqlite") == whole
 
 
 def row(**kw: Any) -> dict[str, Any]:
