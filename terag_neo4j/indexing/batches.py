@@ -13,12 +13,17 @@ log = logging.getLogger(__name__)
 # The first batch written holds at most this many passages and each next one at most twice as
 # many, up to `batch_passages`: a large document shows passages done within seconds, while most
 # of it goes in full batches.
-FIRST_BATCH = 32
-# ... and a batch ends once its extraction has taken this long, whatever its size: one batch of
-# 512 spaCy passages took 37 s at a load of 10 on 2 cores, and a job's passages done move only
-# when a batch is written. Its embedding takes about as long again, alongside the next batch's
-# extraction, so passages done move about every BATCH_S to 2 * BATCH_S at any load.
+FIRST_BATCH = 8
+# ... and a batch ends once its extraction has taken this long, and holds no more than the last
+# batch's rate embedded and wrote in this long: one batch of 512 spaCy passages took 37 s at a
+# load of 10 on 2 cores, and a job's passages done move only when a batch is written. The next
+# batch is extracted while one is embedded and written, so passages done move about every
+# BATCH_S at any load.
 BATCH_S = 8.0
+# ... but no fewer passages than this: a batch's embedding and write cost about 6 s whatever its
+# size at a load of 20 on 2 cores, and batches held to BATCH_S at that rate shrank to 3
+# passages (0.3 passages/s, against 1.6 at 40 a batch).
+MIN_FIT = 32
 
 
 def batch_caps(largest: int, first: int = FIRST_BATCH) -> Iterator[int]:
@@ -28,6 +33,14 @@ def batch_caps(largest: int, first: int = FIRST_BATCH) -> Iterator[int]:
     while True:
         yield size
         size = min(size * 2, largest)
+
+
+def batch_fit(written: int, took_s: float, largest: int) -> int:
+    """How many passages the next batches may hold: as many as embedding and writing took
+    BATCH_S for at the rate of a batch of `written` that took `took_s`, between MIN_FIT (or
+    `largest` if smaller) and `largest`."""
+    fit = int(written * BATCH_S / took_s) if took_s > 0 else largest
+    return min(largest, max(MIN_FIT, fit))
 
 
 def batch_sizes(n: int, largest: int, first: int = FIRST_BATCH) -> list[int]:

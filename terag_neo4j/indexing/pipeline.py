@@ -30,7 +30,12 @@ from terag_neo4j.core.documents import (
 )
 from terag_neo4j.core.extractor import Extractor
 from terag_neo4j.embeddings import AnyEmbedder, Vectors, model_id
-from terag_neo4j.indexing.batches import BATCH_S, batch_caps, warn_if_built_differently
+from terag_neo4j.indexing.batches import (
+    BATCH_S,
+    batch_caps,
+    batch_fit,
+    warn_if_built_differently,
+)
 from terag_neo4j.indexing.budget_phase import BudgetPhase
 from terag_neo4j.indexing.extraction import ExtractionCache
 from terag_neo4j.indexing.grounding import ground
@@ -198,25 +203,28 @@ class Indexer:
         lease = ExitStack()
         try:
             lease.enter_context(held_lease(self.store, ns, report.run_id))
-            # Each batch is extracted for at most BATCH_S (and at most its cap of passages),
-            # and the next one while this one is embedded and written: spaCy (or the LLM
-            # server), the embedder and Neo4j each keep a core busy, and passages done move
-            # every few seconds whatever the load.
+            # Each batch is extracted for at most BATCH_S, and holds at most its cap and what
+            # the last batch's rate embedded and wrote in BATCH_S; the next one is extracted
+            # while this one is embedded and written: spaCy (or the LLM server), the embedder
+            # and Neo4j each keep a core busy, and passages done move every few seconds
+            # whatever the load.
             caps = batch_caps(self.batch_passages)
-            at = 0
+            at, fit = 0, self.batch_passages
+
+            def take() -> Sequence[Passage]:
+                return todo[at : at + min(next(caps), fit)]
+
             with ThreadPoolExecutor(1, thread_name_prefix="extract") as pool:
-                ahead = (
-                    pool.submit(self._extract, todo[: next(caps)], report, bar) if todo else None
-                )
+                ahead = pool.submit(self._extract, take(), report, bar) if todo else None
                 while ahead is not None:
                     extractions = ahead.result()
                     batch, at = todo[at : at + len(extractions)], at + len(extractions)
                     ahead = (
-                        pool.submit(self._extract, todo[at : at + next(caps)], report, bar)
-                        if at < len(todo)
-                        else None
+                        pool.submit(self._extract, take(), report, bar) if at < len(todo) else None
                     )
+                    t = time.perf_counter()
                     self._write_batch(ns, batch, extractions, report)
+                    fit = batch_fit(len(batch), time.perf_counter() - t, self.batch_passages)
                     done += len(batch)
                     self._progress(done, len(passages), (todo[at] if ahead else batch[-1]).doc_id)
             if self._budget is not None:

@@ -11,7 +11,14 @@ from typing import Any
 from tqdm import tqdm
 
 from terag_neo4j.core.documents import Passage
-from terag_neo4j.indexing.batches import FIRST_BATCH, batch_caps, batch_sizes
+from terag_neo4j.indexing.batches import (
+    BATCH_S,
+    FIRST_BATCH,
+    MIN_FIT,
+    batch_caps,
+    batch_fit,
+    batch_sizes,
+)
 from terag_neo4j.indexing.extraction import ExtractionCache
 from terag_neo4j.indexing.extraction.spacy_extractor import SpacyExtractor
 from terag_neo4j.indexing.pacing import FIRST_EXTRACT_STEP, extract_in_steps
@@ -21,11 +28,21 @@ from terag_neo4j.service.stored_job import StoredJob
 def test_batches_grow_to_the_largest_and_cover_every_passage() -> None:
     sizes = batch_sizes(3000, 512)
     assert sizes[0] == FIRST_BATCH and sum(sizes) == 3000
-    assert sizes[:5] == [32, 64, 128, 256, 512]
+    assert sizes[:7] == [8, 16, 32, 64, 128, 256, 512]
     assert max(sizes) == 512
     assert batch_sizes(5, 3) == [3, 2]  # a batch size under the first is kept
     assert batch_sizes(0, 512) == []
-    assert list(itertools.islice(batch_caps(512), 7)) == [32, 64, 128, 256, 512, 512, 512]
+    assert list(itertools.islice(batch_caps(512), 8)) == [8, 16, 32, 64, 128, 256, 512, 512]
+
+
+def test_the_next_batch_holds_what_embedding_and_writing_did_in_its_time() -> None:
+    # 256 passages embedded and written in 20 s: the next batches hold BATCH_S's worth
+    assert batch_fit(256, 20.0, 512) == int(256 * BATCH_S / 20.0)
+    assert batch_fit(512, 1.0, 512) == 512  # a quiet machine: full batches
+    # never so few that a batch's fixed cost takes over (40 in 20 s at load 20 is not 16)
+    assert batch_fit(40, 20.0, 512) == MIN_FIT
+    assert batch_fit(1, 600.0, 3) == 3  # nor more than the largest
+    assert batch_fit(3, 0.0, 512) == 512
 
 
 def test_a_batch_extraction_stops_at_its_time_with_the_first_passages(tmp_path: Path) -> None:
