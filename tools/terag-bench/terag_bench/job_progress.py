@@ -49,15 +49,16 @@ def novel_words(corpus: Path) -> Iterator[str]:
 
 def one_line_paragraphs(corpus: Path, lines: int, size: int) -> str:
     """`lines` paragraphs of consecutive words, blank-line separated, each about as long as
-    makes the text `size` characters."""
-    per_line = max(1, size // lines - 2)
+    makes the text `size` characters and ended as a sentence (a short line that is not would
+    be read as a heading, each its own passage: an export's lines are records, not titles)."""
+    per_line = max(1, size // lines - 6)
     words = novel_words(corpus)
     out = []
     for _ in range(lines):
         line = next(words)
         while len(line) < per_line:
             line += " " + next(words)
-        out.append(line)
+        out.append(line if line.endswith((".", "!", "?", ";", ":", ",")) else line + ".")
     return "\n\n".join(out)
 
 
@@ -157,8 +158,24 @@ def poll_job(
             time.sleep(every_s)
 
 
+def submit(target: Any, ns: str, text: str, tries: int = 5) -> str:
+    """The document's job id; a 503 (Neo4j busy: a fresh database's schema is still being
+    made) is tried again, as its message asks."""
+    from terag_bench.serve_clients import BenchServeError, upload
+
+    for i in range(tries):
+        try:
+            return upload(target, ns, [{"id": DOC_ID, "text": text}])
+        except BenchServeError as e:
+            if " 503 " not in str(e) or i + 1 == tries:
+                raise
+            log.warning("submission refused for now, trying again: %s", e)
+            time.sleep(2.0)
+    raise AssertionError("unreachable")
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from terag_bench.serve_clients import drop_namespace, running_service, upload
+    from terag_bench.serve_clients import drop_namespace, running_service
 
     corpus = args.corpus or Path(os.environ.get("TERAG_DATASETS", "../shared/datasets")) / (
         "novel/corpus"
@@ -183,7 +200,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     with running_service(None, None, key, log_path, args.ready_timeout, extra_env=env) as target:
         try:
             began = time.monotonic()
-            job_id = upload(target, ns, [{"id": DOC_ID, "text": text}])
+            job_id = submit(target, ns, text)
             result["submit_s"] = round(time.monotonic() - began, 2)
             polls, stopped = poll_job(target, job_id, args.every, args.stop_after)
         finally:
