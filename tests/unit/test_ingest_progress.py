@@ -66,6 +66,15 @@ def test_a_batch_extraction_stops_at_its_time_with_the_first_passages(tmp_path: 
     assert cut == whole[: len(cut)]
     # Time enough for every step: the whole batch
     assert extract(600.0, "c.sqlite") == whole
+    # Passages the cache holds ride along free: the first step takes them and one fresh one
+    with tqdm(disable=True) as bar:
+        cache = ExtractionCache(tmp_path / "d.sqlite")
+        extract_in_steps(extractor, batch[10:20], cache, "run", bar, None, None)
+        cut = extract_in_steps(extractor, batch, cache, "run", bar, None, None, 0.0)
+    assert len(cut) == 1  # the first passage is fresh: a step of one
+    with tqdm(disable=True) as bar:
+        cut = extract_in_steps(extractor, batch[10:], cache, "run", bar, None, None, 0.0)
+    assert len(cut) == 10 + FIRST_EXTRACT_STEP and [e.cached for e in cut] == [True] * 10 + [False]
 
 
 def row(**kw: Any) -> dict[str, Any]:
