@@ -209,22 +209,27 @@ class Indexer:
             # and Neo4j each keep a core busy, and passages done move every few seconds
             # whatever the load.
             caps = batch_caps(self.batch_passages)
-            at, fit = 0, self.batch_passages
+            at, fit, took = 0, self.batch_passages, 0.0
 
             def take() -> Sequence[Passage]:
                 return todo[at : at + min(next(caps), fit)]
 
             with ThreadPoolExecutor(1, thread_name_prefix="extract") as pool:
-                ahead = pool.submit(self._extract, take(), report, bar) if todo else None
+                # The extraction keeps on for as long as the last embedding and write took, so
+                # it does not sit idle while they run
+                ahead = pool.submit(self._extract, take(), report, bar, BATCH_S) if todo else None
                 while ahead is not None:
                     extractions = ahead.result()
                     batch, at = todo[at : at + len(extractions)], at + len(extractions)
                     ahead = (
-                        pool.submit(self._extract, take(), report, bar) if at < len(todo) else None
+                        pool.submit(self._extract, take(), report, bar, max(BATCH_S, took))
+                        if at < len(todo)
+                        else None
                     )
                     t = time.perf_counter()
                     self._write_batch(ns, batch, extractions, report)
-                    fit = batch_fit(len(batch), time.perf_counter() - t, self.batch_passages)
+                    took = time.perf_counter() - t
+                    fit = batch_fit(len(batch), took, self.batch_passages)
                     done += len(batch)
                     self._progress(done, len(passages), (todo[at] if ahead else batch[-1]).doc_id)
             if self._budget is not None:
@@ -320,10 +325,10 @@ class Indexer:
         return meta
 
     def _extract(
-        self, batch: Sequence[Passage], report: IngestReport, bar: tqdm[Any]
+        self, batch: Sequence[Passage], report: IngestReport, bar: tqdm[Any], within_s: float
     ) -> list[Extraction]:
-        """The extractions of `batch`'s first passages: as many as BATCH_S allows (at least one
-        step's); the caller writes those and extracts the rest in later batches."""
+        """The extractions of `batch`'s first passages: as many as `within_s` allows (at least
+        one step's); the caller writes those and extracts the rest in later batches."""
         t = time.perf_counter()
         # An LLM extracts a passage in seconds to minutes: cache after every round of calls, so
         # a killed ingest loses at most that round, not 64 passages of LLM time.
@@ -336,7 +341,7 @@ class Indexer:
             bar,
             self.settings.extraction_batch * self.settings.llm_concurrency if llm else None,
             self._should_stop,
-            BATCH_S,
+            within_s,
         )
         report.extraction_s += time.perf_counter() - t
         cached, fresh = report.charge(extractions)
