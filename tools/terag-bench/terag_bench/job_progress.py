@@ -245,7 +245,9 @@ def register_cli(subparsers: Any) -> None:
         "--skip",
         type=int,
         default=0,
-        help="start at this word of the corpus: a text whose extractions no earlier run cached",
+        help="start at this word of the corpus, for a text whose extractions no earlier run "
+        "cached: past every word earlier runs extracted (lines fall back into step with an "
+        "unskipped text within a few lines, so a small skip gives the same passages)",
     )
     s.add_argument("--every", type=float, default=1.0, help="seconds between polls (1)")
     s.add_argument(
