@@ -20,10 +20,10 @@ FIRST_BATCH = 8
 # batch is extracted while one is embedded and written, so passages done move about every
 # BATCH_S at any load.
 BATCH_S = 8.0
-# ... but no fewer passages than this: a batch's embedding and write cost about 6 s whatever its
-# size at a load of 20 on 2 cores, and batches held to BATCH_S at that rate shrank to 3
-# passages (0.3 passages/s, against 1.6 at 40 a batch).
-MIN_FIT = 32
+# ... but no fewer passages than this, so a batch's fixed cost (its transaction, the embedder's
+# call) stays small beside its passages. Passages of 256 tokens went at 0.4-0.5 passages/s at a
+# load of 20 on 2 cores whether batches held 3 or 32, but 32 of them were 66 s apart.
+MIN_FIT = 8
 
 
 def batch_caps(largest: int, first: int = FIRST_BATCH) -> Iterator[int]:

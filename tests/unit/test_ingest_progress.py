@@ -39,8 +39,8 @@ def test_the_next_batch_holds_what_embedding_and_writing_did_in_its_time() -> No
     # 256 passages embedded and written in 20 s: the next batches hold BATCH_S's worth
     assert batch_fit(256, 20.0, 512) == int(256 * BATCH_S / 20.0)
     assert batch_fit(512, 1.0, 512) == 512  # a quiet machine: full batches
-    # never so few that a batch's fixed cost takes over (40 in 20 s at load 20 is not 16)
-    assert batch_fit(40, 20.0, 512) == MIN_FIT
+    # never so few that a batch's fixed cost takes over (4 in 20 s at load 20 is not 1)
+    assert batch_fit(4, 20.0, 512) == MIN_FIT
     assert batch_fit(1, 600.0, 3) == 3  # nor more than the largest
     assert batch_fit(3, 0.0, 512) == 512
 
