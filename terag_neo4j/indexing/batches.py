@@ -14,16 +14,16 @@ log = logging.getLogger(__name__)
 # many, up to `batch_passages`: a large document shows passages done within seconds, while most
 # of it goes in full batches.
 FIRST_BATCH = 8
-# ... and a batch ends once its extraction has taken this long, and holds no more than the last
-# batch's rate embedded and wrote in this long: one batch of 512 spaCy passages took 37 s at a
-# load of 10 on 2 cores, and a job's passages done move only when a batch is written. The next
-# batch is extracted while one is embedded and written, so passages done move about every
-# BATCH_S at any load.
+# ... and a batch ends once its extraction has taken this long (or as long as the last batch's
+# embedding and write): one batch of 512 spaCy passages took 37 s at a load of 10 on 2 cores,
+# and a job's passages done move only when a batch is written.
 BATCH_S = 8.0
-# ... but no fewer passages than this, so a batch's fixed cost (its transaction, the embedder's
-# call) stays small beside its passages. Passages of 256 tokens went at 0.4-0.5 passages/s at a
-# load of 20 on 2 cores whether batches held 3 or 32, but 32 of them were 66 s apart.
-MIN_FIT = 8
+# ... and its embedding and write may take this long: a batch that took less lets the next
+# hold twice as many, one that took more shrinks the next to this long's worth at its rate. A
+# batch costs about 7 s at a load of 10 on 2 cores whatever its size (8 passages of 256 tokens
+# took 7-8 s), so batches held to BATCH_S's worth stayed at 8 passages, 1 passage/s.
+GAP_S = 15.0
+MIN_FIT = 8  # never fewer: past a load where one batch takes GAP_S, its fixed cost dominates
 
 
 def batch_caps(largest: int, first: int = FIRST_BATCH) -> Iterator[int]:
@@ -36,10 +36,10 @@ def batch_caps(largest: int, first: int = FIRST_BATCH) -> Iterator[int]:
 
 
 def batch_fit(written: int, took_s: float, largest: int) -> int:
-    """How many passages the next batches may hold: as many as embedding and writing took
-    BATCH_S for at the rate of a batch of `written` that took `took_s`, between MIN_FIT (or
-    `largest` if smaller) and `largest`."""
-    fit = int(written * BATCH_S / took_s) if took_s > 0 else largest
+    """How many passages the next batches may hold, after a batch of `written` whose
+    embedding and write took `took_s`: twice as many within GAP_S, else GAP_S's worth at its
+    rate; between MIN_FIT (or `largest` if smaller) and `largest`."""
+    fit = written * 2 if took_s <= GAP_S else int(written * GAP_S / took_s)
     return min(largest, max(MIN_FIT, fit))
 
 

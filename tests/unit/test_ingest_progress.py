@@ -12,8 +12,8 @@ from tqdm import tqdm
 
 from terag_neo4j.core.documents import Passage
 from terag_neo4j.indexing.batches import (
-    BATCH_S,
     FIRST_BATCH,
+    GAP_S,
     MIN_FIT,
     batch_caps,
     batch_fit,
@@ -35,14 +35,14 @@ def test_batches_grow_to_the_largest_and_cover_every_passage() -> None:
     assert list(itertools.islice(batch_caps(512), 8)) == [8, 16, 32, 64, 128, 256, 512, 512]
 
 
-def test_the_next_batch_holds_what_embedding_and_writing_did_in_its_time() -> None:
-    # 256 passages embedded and written in 20 s: the next batches hold BATCH_S's worth
-    assert batch_fit(256, 20.0, 512) == int(256 * BATCH_S / 20.0)
+def test_the_next_batch_doubles_within_its_time_and_shrinks_past_it() -> None:
+    # a batch's fixed cost: 8 passages in 7 s lets the next hold 16, and so on while in time
+    assert batch_fit(8, 7.0, 512) == 16
+    # 256 passages embedded and written in 30 s: the next batches hold GAP_S's worth
+    assert batch_fit(256, 30.0, 512) == int(256 * GAP_S / 30.0)
     assert batch_fit(512, 1.0, 512) == 512  # a quiet machine: full batches
-    # never so few that a batch's fixed cost takes over (4 in 20 s at load 20 is not 1)
-    assert batch_fit(4, 20.0, 512) == MIN_FIT
+    assert batch_fit(8, 60.0, 512) == MIN_FIT  # never fewer
     assert batch_fit(1, 600.0, 3) == 3  # nor more than the largest
-    assert batch_fit(3, 0.0, 512) == 512
 
 
 def test_a_batch_extraction_stops_at_its_time_with_the_first_passages(tmp_path: Path) -> None:
