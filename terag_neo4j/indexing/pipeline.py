@@ -204,10 +204,10 @@ class Indexer:
         try:
             lease.enter_context(held_lease(self.store, ns, report.run_id))
             # Each batch is extracted for at most BATCH_S, and holds at most its cap and what
-            # the last batch's rate embedded and wrote in BATCH_S; the next one is extracted
-            # while this one is embedded and written: spaCy (or the LLM server), the embedder
-            # and Neo4j each keep a core busy, and passages done move every few seconds
-            # whatever the load.
+            # `batch_fit` allows after the last one's embedding and write; the next one is
+            # extracted while this one is embedded and written: spaCy (or the LLM server), the
+            # embedder and Neo4j each keep a core busy, and passages done move every few
+            # seconds whatever the load.
             caps = batch_caps(self.batch_passages)
             at, fit, took = 0, self.batch_passages, 0.0
 
