@@ -4,25 +4,64 @@ built by another extractor."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator, Sequence
+from typing import TypeVar
 
 from terag_neo4j.store import GraphStore
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
-# The first batch written holds this many passages and each next one twice as many, up to
-# `batch_passages`: a large document shows passages done within seconds (one batch of 512
-# spaCy passages takes about 40 s on 2 cores), while most of it goes in full batches.
-FIRST_BATCH = 32
+# The first batch written holds at most this many passages and each next one at most twice as
+# many, up to `batch_passages`: a large document shows passages done within seconds, while most
+# of it goes in full batches.
+FIRST_BATCH = 8
+# ... and its embedding and write may take this long: a batch that took less lets the next
+# hold twice as many, one that took more shrinks the next to this long's worth at its rate. A
+# batch costs about 7 s at a load of 10 on 2 cores whatever its size (8 passages of 256 tokens
+# took 7-8 s).
+GAP_S = 15.0
+MIN_FIT = 8  # never fewer: past a load where one batch takes GAP_S, its fixed cost dominates
+
+
+def batch_caps(largest: int, first: int = FIRST_BATCH) -> Iterator[int]:
+    """The most passages each next batch may hold: growing from `first` to `largest`, then
+    `largest` for ever."""
+    size = max(1, min(first, largest))
+    while True:
+        yield size
+        size = min(size * 2, largest)
+
+
+def batch_fit(written: int, took_s: float, largest: int) -> int:
+    """How many passages the next batches may hold, after a batch of `written` whose
+    embedding and write took `took_s`: twice as many within GAP_S, else GAP_S's worth at its
+    rate; between MIN_FIT (or `largest` if smaller) and `largest`."""
+    fit = written * 2 if took_s <= GAP_S else int(written * GAP_S / took_s)
+    return min(largest, max(MIN_FIT, fit))
+
+
+def planned(todo: Sequence[T], largest: int, fit: list[int]) -> Iterator[list[T]]:
+    """`todo` in batches as `batch_caps` grows them, each held to `fit[0]` as it is when the
+    batch is taken (the caller sets it from how the last batches went)."""
+    at = 0
+    for cap in batch_caps(largest):
+        if at >= len(todo):
+            return
+        size = min(cap, fit[0])
+        yield list(todo[at : at + size])
+        at += size
 
 
 def batch_sizes(n: int, largest: int, first: int = FIRST_BATCH) -> list[int]:
-    """The sizes of the batches `n` passages are written in: growing from `first` to `largest`."""
+    """The sizes of the batches `n` passages are written in when every batch is in time:
+    growing from `first` to `largest`."""
     sizes: list[int] = []
-    size = max(1, min(first, largest))
-    while n > 0:
-        sizes.append(min(size, n))
+    for cap in batch_caps(largest, first):
+        if n <= 0:
+            return sizes
+        sizes.append(min(cap, n))
         n -= sizes[-1]
-        size = min(size * 2, largest)
     return sizes
 
 

@@ -12,7 +12,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from terag_neo4j.core import documents as inputs
 from terag_neo4j.core.documents import (
@@ -28,6 +28,10 @@ from terag_neo4j.core.documents import (
 from terag_neo4j.core.passage_ids import passage_id
 from terag_neo4j.indexing.chunking import Chunk, chunk_spans
 from terag_neo4j.indexing.readers.text import jsonl_records
+
+if TYPE_CHECKING:
+    from terag_neo4j.indexing.report import IngestReport
+    from terag_neo4j.store import GraphStore
 
 log = logging.getLogger(__name__)
 
@@ -272,3 +276,21 @@ def gather_documents(
 
         docs += from_langchain(lc_docs)
     return docs, paths
+
+
+def remove_stale(
+    store: GraphStore,
+    ns: str,
+    doc_ids: Sequence[str],
+    passages: Sequence[Passage],
+    report: IngestReport,
+) -> dict[str, list[str]]:
+    """Delete the passages changed documents no longer have; returns them by document."""
+    if not doc_ids:
+        return {}
+    stale = store.documents.stale_by_document(ns, doc_ids, [p.id for p in passages])
+    ids = [pid for pids in stale.values() for pid in pids]
+    if ids:
+        report.passages_removed = store.passages.delete(ns, ids)
+        log.info("removed %d passages that changed documents no longer have", len(ids))
+    return stale

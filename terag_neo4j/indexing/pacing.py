@@ -45,22 +45,36 @@ def extract_in_steps(
     bar: tqdm[Any],
     llm_step: int | None,
     should_stop: ShouldStop | None,
+    within_s: float | None = None,
 ) -> list[Extraction]:
     """`batch` extracted (through `cache`) a step at a time, asking `should_stop` before each
-    step: `llm_step` passages a step for an LLM, else steps paced by `next_step`."""
+    step: `llm_step` passages a step for an LLM, else steps paced by `next_step`. With
+    `within_s`, no step starts after that many seconds: the extractions are then of the
+    batch's first passages only (at least one step's)."""
     step = llm_step if llm_step is not None else FIRST_EXTRACT_STEP
+    # A step counts the passages the cache does not hold: those cost nothing, and a step of
+    # them only would pace the next one as if spaCy were instant (64 fresh passages after a
+    # cached step kept a job's progress still for minutes at load 30).
+    v = (extractor.name, extractor.model, extractor.version)
+    keys = [cache.key(p.hash, *v) for p in batch]
+    held = cache.get_many(keys)
     extractions: list[Extraction] = []
     i = 0
-    while i < len(batch):
+    end = time.perf_counter() + within_s if within_s is not None else None
+    while i < len(batch) and (end is None or not extractions or time.perf_counter() < end):
         # Runs ahead in its own thread: a cancel raised here reaches `index` through the
         # future, and the pool's exit waits for this step only, not for the whole batch.
         stop_if_asked(should_stop, "extracting concepts")
-        part = batch[i : i + step]
+        j, fresh = i, 0
+        while j < len(batch) and fresh < step:
+            fresh += keys[j] not in held
+            j += 1
+        part = batch[i:j]
         began = time.perf_counter()
         extractions += extract_with_cache(extractor, part, cache, run_id, len(part), bar)
         i += len(part)
-        if llm_step is None:
-            step = next_step(len(part), time.perf_counter() - began, MAX_EXTRACT_STEP)
+        if llm_step is None and fresh:
+            step = next_step(fresh, time.perf_counter() - began, MAX_EXTRACT_STEP)
     return extractions
 
 

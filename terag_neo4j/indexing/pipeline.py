@@ -30,12 +30,12 @@ from terag_neo4j.core.documents import (
 )
 from terag_neo4j.core.extractor import Extractor
 from terag_neo4j.embeddings import AnyEmbedder, Vectors, model_id
-from terag_neo4j.indexing.batches import batch_sizes, warn_if_built_differently
+from terag_neo4j.indexing.batches import batch_fit, planned, warn_if_built_differently
 from terag_neo4j.indexing.budget_phase import BudgetPhase
 from terag_neo4j.indexing.extraction import ExtractionCache
 from terag_neo4j.indexing.grounding import ground
 from terag_neo4j.indexing.lease import held_lease
-from terag_neo4j.indexing.loading import to_passages
+from terag_neo4j.indexing.loading import remove_stale, to_passages
 from terag_neo4j.indexing.pacing import embed_in_steps, extract_in_steps
 from terag_neo4j.indexing.report import IngestReport
 from terag_neo4j.indexing.stage_overlap import run_overlapped
@@ -53,8 +53,8 @@ from terag_neo4j.store.passages import passage_provenance
 
 log = logging.getLogger(__name__)
 __all__ = ["Indexer", "IngestReport"]
-# A batch's passage vectors and its concepts' (by key; empty unless eager)
-_Vecs = tuple[Vectors, dict[str, Sequence[float]]]
+# A batch's passage vectors, its concepts' (by key; empty unless eager), and their seconds
+_Vecs = tuple[Vectors, dict[str, Sequence[float]], float]
 
 
 class Indexer:
@@ -165,7 +165,7 @@ class Indexer:
             report.warnings.append("no passages: every document was empty")
             log.warning("nothing to index into %r: every document was empty", ns)
             report.count_documents(
-                documents, [], [], self._remove_stale(ns, doc_ids, passages, report), ()
+                documents, [], [], remove_stale(self.store, ns, doc_ids, passages, report), ()
             )
             return report
         self._stop_if_asked("preparing the namespace")
@@ -174,7 +174,7 @@ class Indexer:
         warn_if_built_differently(
             self.store, ns, (self.extractor.name, self.extractor.model, self._graph_version())
         )
-        stale = self._remove_stale(ns, doc_ids, passages, report)
+        stale = remove_stale(self.store, ns, doc_ids, passages, report)
         present = self.store.documents.present_passages(ns, [p.id for p in passages])
         todo = [p for p in passages if p.id not in present or present[p.id][0] != p.hash]
         report.passages_unchanged = len(passages) - len(todo)
@@ -203,20 +203,24 @@ class Indexer:
         lease = ExitStack()
         try:
             lease.enter_context(held_lease(self.store, ns, report.run_id))
-            batches, at = [], 0
-            for size in batch_sizes(len(todo), self.batch_passages):
-                batches.append(todo[at : at + size])
-                at += size
+            # Batches grow from a few passages and hold what `batch_fit` allows after the last
+            # one's embedding and write took: passages done move every few seconds at any load
+            fit = [self.batch_passages]
 
-            def written(i: int, batch: list[Passage], ext: list[Extraction], vecs: _Vecs) -> None:
+            def written(i: int, batch: list[Passage], ext: list[Extraction], v: _Vecs) -> None:
                 nonlocal done
-                self._write_batch(ns, batch, ext, vecs, report)
+                t = time.perf_counter()
+                self._write_batch(ns, batch, ext, v, report)
+                fit[0] = batch_fit(len(batch), v[2] + time.perf_counter() - t, self.batch_passages)
                 done += len(batch)
-                nxt = batches[i + 1][0] if i + 1 < len(batches) else batch[-1]
-                self._progress(done, len(passages), nxt.doc_id)
+                k = done - report.passages_unchanged  # the next passage to write, in `todo`
+                self._progress(
+                    done, len(passages), (todo[k] if k < len(todo) else batch[-1]).doc_id
+                )
 
             extract = lambda b: self._extract(b, report, bar)  # noqa: E731
-            run_overlapped(batches, extract, lambda b, x: self._vectors(b, x, report), written)
+            vectors = lambda b, x: self._vectors(b, x, report)  # noqa: E731
+            run_overlapped(planned(todo, self.batch_passages, fit), extract, vectors, written)
             if self._budget is not None:
                 self._stop_if_asked("choosing the core passages")
                 self._budget.run(ns, report, progress)
@@ -255,19 +259,6 @@ class Indexer:
     def _graph_version(self) -> str:
         """The extractor's version, marked when title concepts are added to what it finds."""
         return self.extractor.version + ("+titles" if self.settings.title_concepts else "")
-
-    def _remove_stale(
-        self, ns: str, doc_ids: Sequence[str], passages: Sequence[Passage], report: IngestReport
-    ) -> dict[str, list[str]]:
-        """Delete the passages changed documents no longer have; returns them by document."""
-        if not doc_ids:
-            return {}
-        stale = self.store.documents.stale_by_document(ns, doc_ids, [p.id for p in passages])
-        ids = [pid for pids in stale.values() for pid in pids]
-        if ids:
-            report.passages_removed = self.store.passages.delete(ns, ids)
-            log.info("removed %d passages that changed documents no longer have", len(ids))
-        return stale
 
     def _embedding_model(self) -> str:
         """The embedding model, as a namespace records it (`embeddings.model_id`)."""
@@ -341,7 +332,8 @@ class Indexer:
     def _vectors(
         self, batch: Sequence[Passage], extracted: Future[list[Extraction]], report: IngestReport
     ) -> _Vecs:
-        """The batch's passage vectors and, with eager concept vectors, its concepts'."""
+        """The batch's passage vectors and, with eager concept vectors, its concepts', and the
+        seconds they took."""
         t, cpu, stop = time.perf_counter(), time.thread_time(), self._should_stop
         pvecs = embed_in_steps(self.embedder, [p.content for p in batch], stop)
         names = (
@@ -352,9 +344,10 @@ class Indexer:
         keys = sorted(names)
         vecs = embed_in_steps(self.embedder, [names[k] for k in keys], stop) if keys else None
         cvecs = dict(zip(keys, vecs.tolist(), strict=True)) if vecs is not None else {}
-        report.embedding_s += time.perf_counter() - t
+        took = time.perf_counter() - t
+        report.embedding_s += took
         report.embedding_cpu_s += time.thread_time() - cpu
-        return pvecs, cvecs
+        return pvecs, cvecs, took
 
     def _write_batch(
         self,
@@ -364,7 +357,7 @@ class Indexer:
         vectors: _Vecs,
         report: IngestReport,
     ) -> None:
-        pvecs, cvecs = vectors
+        pvecs, cvecs, _ = vectors
         self._stop_if_asked("writing passages")  # the last look before the batch's transaction
 
         t, cpu = time.perf_counter(), time.thread_time()

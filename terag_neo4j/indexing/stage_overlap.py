@@ -6,7 +6,7 @@ longer waits for the next batch's vectors, nor the vectors for the write.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
@@ -16,7 +16,7 @@ V = TypeVar("V")  # its vectors
 
 
 def run_overlapped(
-    batches: Sequence[B],
+    batches: Iterable[B],
     extract: Callable[[B], X],
     embed: Callable[[B, Future[X]], V],
     write: Callable[[int, B, X, V], None],
@@ -24,8 +24,12 @@ def run_overlapped(
     """For each batch in order: `extract(batch)` and `embed(batch, its extraction's future)` on
     their own threads, one batch ahead of `write(i, batch, extractions, vectors)` here. Writes
     keep the batches' order. An error (or a cancel, raised by a stage) stops the run: stages not
-    begun are dropped, each running one ends its current step, and the error is raised here."""
-    if not batches:
+    begun are dropped, each running one ends its current step, and the error is raised here.
+    `batches` is read lazily, one batch ahead of the write: a generator may size the next batch
+    from how the last ones went."""
+    it = iter(batches)
+    first = next(it, None)
+    if first is None:
         return
     with (
         ThreadPoolExecutor(1, thread_name_prefix="extract") as extracting,
@@ -33,19 +37,21 @@ def run_overlapped(
     ):
         started: list[Future[object]] = []
 
-        def start(i: int) -> tuple[Future[X], Future[V]]:
-            ext = extracting.submit(extract, batches[i])
-            vec = embedding.submit(embed, batches[i], ext)
+        def start(batch: B) -> tuple[B, Future[X], Future[V]]:
+            ext = extracting.submit(extract, batch)
+            vec = embedding.submit(embed, batch, ext)
             started.extend((ext, vec))  # type: ignore[arg-type]
-            return ext, vec
+            return batch, ext, vec
 
-        ahead = start(0)
+        ahead: tuple[B, Future[X], Future[V]] | None = start(first)
+        i = 0
         try:
-            for i, batch in enumerate(batches):
-                ext, vec = ahead
-                if i + 1 < len(batches):
-                    ahead = start(i + 1)
+            while ahead is not None:
+                batch, ext, vec = ahead
+                after = next(it, None)
+                ahead = start(after) if after is not None else None
                 write(i, batch, ext.result(), vec.result())
+                i += 1
         except BaseException:
             for f in started:
                 f.cancel()

@@ -13,9 +13,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
-from terag_neo4j.errors import IngestCancelled
+from terag_neo4j.errors import IngestCancelled, TeragError
 from terag_neo4j.indexing.report import IngestReport
 from terag_neo4j.service.archives import host, spool_dir
 from terag_neo4j.service.http_errors import public_message, status_for
@@ -24,15 +24,28 @@ from terag_neo4j.store import Neo4jTransientError, Neo4jUnavailable
 if TYPE_CHECKING:
     from terag_neo4j.client import TeragClient
     from terag_neo4j.service.job_store import JobStore
-    from terag_neo4j.service.job_worker import Worker
     from terag_neo4j.service.stored_job import StoredJob
 
 log = logging.getLogger(__name__)
 
+
+class Runner(Protocol):
+    """What of the ingest worker (`job_worker.Worker`) an import job uses: named here, not
+    imported, since the worker imports this module to run one."""
+
+    owner: str
+
+    def flags(self) -> Any: ...
+    def beat(self, jobs: JobStore, job_id: str, flags: Any, done: threading.Event) -> None: ...
+    def stopping(self) -> bool: ...
+    def stopped(self, jobs: JobStore, job: StoredJob, why: str) -> None: ...
+    def retry(self, jobs: JobStore, job: StoredJob, e: TeragError) -> None: ...
+
+
 HANDOFF_S = 5.0  # an archive in another host's spool: the job waits this long for that host
 
 
-def run_import(worker: Worker, client: TeragClient, jobs: JobStore, job: StoredJob) -> None:
+def run_import(worker: Runner, client: TeragClient, jobs: JobStore, job: StoredJob) -> None:
     path = spool_dir(client.settings.home) / job.archive
     if not job.archive or not path.is_file():
         if job.spool_host and job.spool_host != host():

@@ -1,31 +1,32 @@
 """The walk's paths in `why`: every passage a question returns is explained by a path from a
 restart node of that retrieval (a linked concept of the question, or a seeded passage) over
-relationships the walk's projection holds, on the sample corpus and on a slice of 2Wiki."""
+relationships the walk's projection holds, on the sample corpus and on a slice of 2Wiki, with
+the default walk; and on the sample with the paper's (directed, over CO_OCCURRENCE, no passage
+seeds)."""
 
 from __future__ import annotations
 
-import json
-import os
 import uuid
 from collections.abc import Iterator
-from itertools import islice
-from pathlib import Path
 
 import pytest
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
-from terag_neo4j.core.documents import Document
 from terag_neo4j.core.results import RetrievalResult, WhyRetrieved
 from terag_neo4j.retrieval.walk_paths import WHY_MAX_NODES
 from terag_neo4j.store import gds
+from tests.fixtures.wiki import WIKI_QUESTION, wiki_documents
 
 pytestmark = pytest.mark.integration
 
 SAMPLE_QUESTIONS = ["Who designed the Volkswagen Beetle?", "Where was Ferdinand Porsche born?"]
-WIKI = Path(os.environ.get("TERAG_DATASETS", "/work/shared/datasets")) / "2wikimultihopqa"
-WIKI_QUESTION = "Which film was released first, Aas Ka Panchhi or Phoolwari?"
-WIKI_PASSAGES = 400  # the corpus's first passages (both films among them), and "Dharti"
+# The paper's linking starts from the question's named entities (spaCy's here, the namespace's
+# extractor): the first question above has none, so its walk does not run
+PAPER_QUESTIONS = [
+    "Where was Ferdinand Porsche born?",
+    "What did Ferdinand Porsche design for Volkswagen?",
+]
 
 
 def edge_exists(
@@ -115,16 +116,25 @@ def test_the_sample_questions_passages_have_walk_paths(sample_client: TeragClien
         assert any(len(path.steps) > 1 for w in whys for path in w.paths)
 
 
+def test_the_paper_walk_paths_on_the_sample(sample_client: TeragClient) -> None:
+    """Directed, over CO_OCCURRENCE, without passage seeds: every path starts at a linked
+    concept, and every linked concept that names a returned passage is drawn on its paths."""
+    ns = sample_client.settings.namespace
+    with TeragClient(sample_client.settings, namespace=ns, preset="paper") as client:
+        assert client.retriever.rc.orientation == "directed" and client.retriever.rc.seeds == "none"
+        for q in PAPER_QUESTIONS:
+            whys = check_paths(client, ns, q)
+            for w in whys:
+                assert all(path.steps[0].role == "question" for path in w.paths), w.paths
+                drawn = {s.name for path in w.paths for s in path.steps if s.kind == "concept"}
+                counted = {c.name for c in w.concepts}
+                assert counted <= drawn, f"{w.passage_id}: {counted - drawn} counted, not drawn"
+                assert w.seed_weight == 0
+
+
 @pytest.fixture(scope="module")
 def wiki(base_settings: Settings) -> Iterator[tuple[Settings, str]]:
-    corpus = WIKI / "corpus.jsonl"
-    if not corpus.is_file():
-        pytest.skip(f"no 2Wiki corpus at {corpus}")
-    with corpus.open(encoding="utf-8") as f:
-        rows = list(islice((json.loads(line) for line in f), WIKI_PASSAGES))
-    with corpus.open(encoding="utf-8") as f:
-        rows += [r for r in map(json.loads, f) if r["title"] == "Dharti"]
-    docs = [Document(id=r["id"], text=r["text"], title=r["title"], is_passage=True) for r in rows]
+    docs = wiki_documents()
     ns = f"why-wiki-{uuid.uuid4().hex[:8]}"
     with TeragClient(base_settings, namespace=ns, cooccurrence="eager") as client:
         client.index(docs, progress=False)

@@ -50,6 +50,9 @@ COMMANDS: dict[str, str] = {
         "The same Ollama model through ollama: and openai: (/v1): identical concepts, tokens"
     ),
     "bench-archive": "Export and import of a namespace against its cold index time",
+    "bench-job-progress": (
+        "A 150,000-paragraph document through terag serve: first progress and its gaps"
+    ),
 }
 
 
@@ -197,6 +200,7 @@ def register_cli(subparsers: Any) -> None:
     from terag_bench.final_rank_train import register_cli as register_final_rank_train
     from terag_bench.ingest import register_cli as register_ingest
     from terag_bench.isolation import register_cli as register_isolation
+    from terag_bench.job_progress import register_cli as register_job_progress
     from terag_bench.latency import register_cli as register_latency
     from terag_bench.llm_parity import register_cli as register_llm_parity
     from terag_bench.load import register_cli as register_load
@@ -218,6 +222,7 @@ def register_cli(subparsers: Any) -> None:
     register_final_rank_train(subparsers)
     register_llm_parity(subparsers)
     register_archive(subparsers)
+    register_job_progress(subparsers)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
