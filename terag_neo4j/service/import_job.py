@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 from terag_neo4j.errors import IngestCancelled, TeragError
 from terag_neo4j.indexing.report import IngestReport
 from terag_neo4j.service.archives import host, spool_dir
-from terag_neo4j.service.http_errors import public_message, status_for
 from terag_neo4j.store import Neo4jTransientError, Neo4jUnavailable
 
 if TYPE_CHECKING:
@@ -39,6 +38,7 @@ class Runner(Protocol):
     def beat(self, jobs: JobStore, job_id: str, flags: Any, done: threading.Event) -> None: ...
     def stopping(self) -> bool: ...
     def stopped(self, jobs: JobStore, job: StoredJob, why: str) -> None: ...
+    def fail(self, jobs: JobStore, job: StoredJob, e: Exception) -> None: ...
     def retry(self, jobs: JobStore, job: StoredJob, e: TeragError) -> None: ...
 
 
@@ -88,10 +88,7 @@ def run_import(worker: Runner, client: TeragClient, jobs: JobStore, job: StoredJ
         worker.retry(jobs, job, e)
         return
     except Exception as e:
-        status, type_ = status_for(e)
-        if status >= 500:
-            log.exception("import job %s failed", job.id)
-        jobs.finish(job.id, worker.owner, "failed", [f"{type_}: {public_message(e)}"])
+        worker.fail(jobs, job, e)
         path.unlink(missing_ok=True)
         return
     finally:

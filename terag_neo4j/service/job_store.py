@@ -123,20 +123,9 @@ class JobStore:
         self.ensure_schema()
         job_id = uuid.uuid4().hex[:16]
         estimates = [estimate_passages(d, chunk_tokens) for d in documents]
-        row = self._write(
-            "job_create",
-            id=job_id,
-            namespace=namespace,
-            key=key,
-            queue=self.queue,
-            documents_total=len(documents),
-            estimate_total=sum(estimates),
-            max_unfinished=max_unfinished,
-            per_minute=per_minute,
+        self._create(
+            job_id, namespace, key, len(documents), sum(estimates), max_unfinished, per_minute
         )
-        if not row or not row["created"]:
-            counts = row or {}
-            raise JobLimit(int(counts.get("unfinished", 0)), int(counts.get("recent", 0)))
         for batch in _batches(documents, estimates):
             self._write("job_add_documents", job_id=job_id, documents=batch)
         self._write("job_queue", id=job_id)
@@ -159,25 +148,47 @@ class JobStore:
         `namespace`: one job, counted against the key's limits as an ingest is, whose progress
         is the archive's passages (`counts` is its manifest's)."""
         self.ensure_schema()
+        self._create(
+            job_id,
+            namespace,
+            key,
+            int(counts.get("documents", 0)),
+            int(counts.get("passages", 0)),
+            max_unfinished,
+            per_minute,
+        )
+        self._write("job_set_import", id=job_id, archive=archive, host=host)
+        self._write("job_queue", id=job_id)
+        found = self.get(job_id)
+        assert found is not None
+        return found
+
+    def _create(
+        self,
+        job_id: str,
+        namespace: str,
+        key: str,
+        documents_total: int,
+        estimate_total: int,
+        max_unfinished: int,
+        per_minute: int,
+    ) -> None:
+        """Create the job's node unqueued, counting the key's jobs in the same transaction;
+        `JobLimit` when it has too many."""
         row = self._write(
             "job_create",
             id=job_id,
             namespace=namespace,
             key=key,
             queue=self.queue,
-            documents_total=int(counts.get("documents", 0)),
-            estimate_total=int(counts.get("passages", 0)),
+            documents_total=documents_total,
+            estimate_total=estimate_total,
             max_unfinished=max_unfinished,
             per_minute=per_minute,
         )
         if not row or not row["created"]:
-            counts_row = row or {}
-            raise JobLimit(int(counts_row.get("unfinished", 0)), int(counts_row.get("recent", 0)))
-        self._write("job_set_import", id=job_id, archive=archive, host=host)
-        self._write("job_queue", id=job_id)
-        found = self.get(job_id)
-        assert found is not None
-        return found
+            found = row or {}
+            raise JobLimit(int(found.get("unfinished", 0)), int(found.get("recent", 0)))
 
     # ------------------------------------------------------------------ reading
 

@@ -207,10 +207,7 @@ class Worker:
             self.retry(jobs, job, e)
             return
         except Exception as e:
-            status, type_ = status_for(e)
-            if status >= 500:
-                log.exception("ingest job %s failed", job.id)
-            jobs.finish(job.id, self.owner, "failed", [f"{type_}: {public_message(e)}"])
+            self.fail(jobs, job, e)
             return
         finally:
             beating.set()
@@ -234,6 +231,13 @@ class Worker:
         elif why == "shutdown":
             jobs.release(job.id, self.owner)
         # "lost": another worker holds it now; nothing of ours to record
+
+    def fail(self, jobs: JobStore, job: StoredJob, e: Exception) -> None:
+        """End `job` failed with `e`'s public message; a server-side error is logged whole."""
+        status, type_ = status_for(e)
+        if status >= 500:
+            log.exception("%s job %s failed", job.kind, job.id)
+        jobs.finish(job.id, self.owner, "failed", [f"{type_}: {public_message(e)}"])
 
     def retry(self, jobs: JobStore, job: StoredJob, e: TeragError) -> None:
         if job.attempts + 1 >= RETRIES:
