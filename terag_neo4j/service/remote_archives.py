@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import time
 import zipfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -16,12 +15,11 @@ from typing import IO
 import httpx
 
 from terag_neo4j.errors import TeragError
-from terag_neo4j.service.paths import job_path, namespace_path
+from terag_neo4j.service.paths import namespace_path
 from terag_neo4j.service.remote_stream import raise_for
 from terag_neo4j.service.schemas import Job
 
 ZIP_HEADERS = {"Content-Type": "application/zip"}
-FINISHED = ("succeeded", "failed", "cancelled")
 CHUNK = 1 << 20
 MANIFEST_BYTES = 1 << 20  # as the archive format bounds its manifest
 # An export streams for as long as the namespace takes to read: no read timeout between chunks
@@ -55,6 +53,9 @@ def _part(path: Path) -> Path:
 class SyncArchives:
     http: httpx.Client
     namespace: str
+
+    def wait(self, job_id: str, timeout: float = 600.0) -> Job:
+        raise NotImplementedError  # `TeragRemote.wait`: polls the job until it ends
 
     def export_namespace(self, path: str | Path, namespace: str | None = None) -> Path:
         """Write the namespace's archive to `path`, streamed (renamed when whole, so a cut
@@ -96,20 +97,15 @@ class SyncArchives:
             )
         raise_for(r)
         job = Job.model_validate(r.json())
-        if not wait:
-            return job
-        end = time.monotonic() + timeout
-        while job.state not in FINISHED and time.monotonic() < end:
-            time.sleep(0.5)
-            got = self.http.get(job_path(job.id))
-            raise_for(got)
-            job = Job.model_validate(got.json())
-        return job
+        return self.wait(job.id, timeout) if wait else job
 
 
 class AsyncArchives:
     http: httpx.AsyncClient
     namespace: str
+
+    async def wait(self, job_id: str, timeout: float = 600.0) -> Job:
+        raise NotImplementedError  # `AsyncTeragRemote.wait`
 
     async def export_namespace(self, path: str | Path, namespace: str | None = None) -> Path:
         """`TeragRemote.export_namespace`, asynchronously."""
@@ -148,13 +144,7 @@ class AsyncArchives:
             )
         raise_for(r)
         job = Job.model_validate(r.json())
-        end = time.monotonic() + timeout
-        while wait and job.state not in FINISHED and time.monotonic() < end:
-            await asyncio.sleep(0.5)
-            got = await self.http.get(job_path(job.id))
-            raise_for(got)
-            job = Job.model_validate(got.json())
-        return job
+        return await self.wait(job.id, timeout) if wait else job
 
 
 def _headers(path: str | Path) -> dict[str, str]:
