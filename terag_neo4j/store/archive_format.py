@@ -42,6 +42,11 @@ MAX_MANIFEST_BYTES = 1 << 20
 MAX_LINE_BYTES = 16 << 20
 MAX_MEMBER_BYTES = 1 << 40
 MAX_ROWS = 100_000_000
+# A member may inflate to at most this many times its compressed size (past a floor that costs
+# little to read): real archives reach 1.5x (vectors, hashes) to 60x (synthetic text), deflate
+# can reach 1,000x, and the first pass reads every byte before the import may start.
+MAX_EXPANSION = 200
+EXPANSION_FLOOR = 16 << 20
 # ---------------------------------------------------------------- writing
 
 
@@ -171,6 +176,13 @@ def open_archive(path: Path) -> tuple[zipfile.ZipFile, dict[str, Any]]:
                 f"{path.name}: its members are not exactly {MANIFEST} and the format's "
                 f"{len(MEMBERS)} (unexpected or repeated: {', '.join(map(repr, odd)) or 'none'})"
             )
+        for member in zf.infolist():
+            if member.file_size > max(EXPANSION_FLOOR, MAX_EXPANSION * member.compress_size):
+                raise ArchiveError(
+                    f"{path.name}: {member.filename} would inflate "
+                    f"{member.file_size // max(member.compress_size, 1)}-fold (at most "
+                    f"{MAX_EXPANSION}-fold past {EXPANSION_FLOOR >> 20} MiB): a compression bomb"
+                )
         info = zf.getinfo(MANIFEST)
         if info.file_size > MAX_MANIFEST_BYTES:
             raise ArchiveError(f"{path.name}: its manifest is over {MAX_MANIFEST_BYTES} bytes")

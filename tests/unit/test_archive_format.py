@@ -123,3 +123,21 @@ def test_a_row_of_the_wrong_shape_is_refused(tmp_path: Path) -> None:
 
         path = _rewrite(good, tmp_path / f"{member}.zip", reseal, **{member: blob})
         assert message in _refusal(path)
+
+
+def test_a_compression_bomb_is_refused_before_a_byte_is_inflated(tmp_path: Path) -> None:
+    """A member that deflate shrank 1,000-fold (24 MiB of newlines) is refused from the zip's
+    directory alone; the same bytes stored uncompressed are only read and checked."""
+    good = _archive(tmp_path / "good.zip")
+    with zipfile.ZipFile(good) as zf:
+        data = {i.filename: zf.read(i.filename) for i in zf.infolist()}
+    data["synonym.jsonl"] = b"\n" * (24 << 20)
+    for compression, message in (
+        (zipfile.ZIP_DEFLATED, "a compression bomb"),
+        (zipfile.ZIP_STORED, "holds 25165824 bytes, the manifest says"),
+    ):
+        out = tmp_path / f"bomb{compression}.zip"
+        with zipfile.ZipFile(out, "w", compression=compression) as zf:
+            for name, blob in data.items():
+                zf.writestr(name, blob)
+        assert message in _refusal(out)
