@@ -1,0 +1,224 @@
+"""OpenTelemetry traces, when asked for; the one module that imports `opentelemetry`.
+
+Tracing is on when the standard variables ask for an exporter: `OTEL_EXPORTER_OTLP_ENDPOINT`
+(or `..._TRACES_ENDPOINT`) set, or `OTEL_TRACES_EXPORTER` naming `otlp` (OTLP over HTTP) or
+`console`, and `OTEL_SDK_DISABLED` not `true`; and the `otel` extra is installed. Otherwise no
+opentelemetry module is imported and every hook below returns at its first test: a shared null
+context manager, the function it was given. The other standard variables (service name, resource
+attributes, headers, batch sizes) are read by the SDK itself; the service name defaults to `terag`.
+
+Spans carry names, counts, statuses and ids, never parameter values, keys, questions or documents:
+a caller adds a question only when `TERAG_TRACE_CONTENT` says so (`Retriever.retrieve`).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import hashlib
+import logging
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.trace import Span, Tracer
+
+log = logging.getLogger(__name__)
+
+SERVICE_NAME = "terag"
+EXPORTERS = ("otlp", "console")
+_ENDPOINTS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+_NOOP: contextlib.nullcontext[None] = contextlib.nullcontext()
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_tracer: Tracer | None = None
+_provider: TracerProvider | None = None
+_resolved = False
+_lock = threading.Lock()
+
+
+def wanted(env: Mapping[str, str] = os.environ) -> list[str]:
+    """The exporters the standard variables ask for, in order; [] means tracing is off."""
+    if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return []
+    named = [n.strip().lower() for n in env.get("OTEL_TRACES_EXPORTER", "").split(",")]
+    named = [n for n in named if n]
+    if named:
+        return [n for n in named if n != "none"]
+    return ["otlp"] if any(env.get(v) for v in _ENDPOINTS) else []
+
+
+def _build(names: list[str]) -> TracerProvider | None:
+    try:
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
+    except ImportError:
+        log.warning(
+            "tracing is asked for (OTEL_* variables) but the otel extra is not installed: "
+            "pip install 'terag-neo4j[otel]'; no traces are sent"
+        )
+        return None
+    name = os.environ.get("OTEL_SERVICE_NAME") or SERVICE_NAME
+    provider = TracerProvider(resource=Resource.create({"service.name": name}))
+    for n in names:
+        if n == "otlp":
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+            provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+        elif n == "console":
+            provider.add_span_processor(BatchSpanProcessor(ConsoleSpanExporter(out=sys.stdout)))
+        else:
+            log.warning("OTEL_TRACES_EXPORTER=%s: not one of %s; skipped", n, ", ".join(EXPORTERS))
+    # Spans still batched are sent at exit; the global provider lets libraries that trace
+    # with the API (the MCP SDK) join the same traces
+    atexit.register(provider.shutdown)
+    from opentelemetry import trace
+
+    trace.set_tracer_provider(provider)
+    return provider
+
+
+def _resolve() -> Tracer | None:
+    global _resolved, _tracer, _provider
+    with _lock:
+        if not _resolved:
+            names = wanted()
+            provider = _build(names) if names else None
+            if provider is not None:
+                _provider, _tracer = provider, provider.get_tracer("terag_neo4j")
+            _resolved = True
+    return _tracer
+
+
+def enable(provider: TracerProvider | None) -> None:
+    """Trace to `provider` (an application's own, or a test's in-memory exporter), whatever the
+    variables say; None turns tracing off."""
+    global _resolved, _tracer, _provider
+    with _lock:
+        _provider = provider
+        _tracer = provider.get_tracer("terag_neo4j") if provider is not None else None
+        _resolved = True
+
+
+def enabled() -> bool:
+    return (_tracer if _resolved else _resolve()) is not None
+
+
+def span(name: str, attributes: Mapping[str, Any] | None = None) -> Any:
+    """A context manager: a child span of the current one (a root where there is none), its
+    errors recorded; the null context when tracing is off."""
+    tracer = _tracer if _resolved else _resolve()
+    if tracer is None:
+        return _NOOP
+    return tracer.start_as_current_span(name, attributes=attributes)
+
+
+def statement(name: str) -> Any:
+    """`span` of a Neo4j statement: `cypher <name>`, by its file's name alone."""
+    tracer = _tracer if _resolved else _resolve()
+    if tracer is None:
+        return _NOOP
+    attributes = {"db.system.name": "neo4j", "db.query.summary": name}
+    return tracer.start_as_current_span(f"cypher {name}", attributes=attributes)
+
+
+def server_span(name: str, attributes: Mapping[str, Any] | None = None) -> Any:
+    """`span` of kind SERVER: the root of a request's trace."""
+    tracer = _tracer if _resolved else _resolve()
+    if tracer is None:
+        return _NOOP
+    from opentelemetry.trace import SpanKind
+
+    return tracer.start_as_current_span(name, kind=SpanKind.SERVER, attributes=attributes)
+
+
+def job_span(job_id: str, kind: str, attributes: Mapping[str, Any]) -> Any:
+    """`span` of one slice of an ingest or import job, in the job's own trace: its trace id is
+    drawn from the job's id, so every slice (a resume after a crash, another process's turn)
+    joins the one trace, under a parent that stands for the job."""
+    tracer = _tracer if _resolved else _resolve()
+    if tracer is None:
+        return _NOOP
+    from opentelemetry import trace
+
+    digest = hashlib.sha256(job_id.encode()).digest()
+    parent = trace.SpanContext(
+        int.from_bytes(digest[:16]), int.from_bytes(digest[16:24]), is_remote=True,
+        trace_flags=trace.TraceFlags(trace.TraceFlags.SAMPLED),
+    )  # fmt: skip
+    ctx = trace.set_span_in_context(trace.NonRecordingSpan(parent))
+    attributes = {"terag.job_id": job_id, **attributes}
+    return tracer.start_as_current_span(f"job {kind}", context=ctx, attributes=attributes)
+
+
+def finish_request(sp: Span | None, method: str, route: str, status: int) -> None:
+    """Name a request's span by its route template once routing chose one, with its status."""
+    if sp is None:
+        return
+    sp.update_name(f"{method} {route}")
+    sp.set_attribute("http.route", route)
+    sp.set_attribute("http.response.status_code", status)
+    if status >= 500:
+        from opentelemetry.trace import Status, StatusCode
+
+        sp.set_status(Status(StatusCode.ERROR))
+
+
+def annotate(attributes: Mapping[str, Any]) -> None:
+    """Attributes on the current span (nothing when tracing is off)."""
+    if (_tracer if _resolved else _resolve()) is None:
+        return
+    from opentelemetry import trace
+
+    trace.get_current_span().set_attributes(attributes)
+
+
+class stage:  # lower case: used as a `with` statement, like contextlib's
+    """A stage of a retrieval or an ingest: its seconds into `timings[key or name]` when it
+    ends without an error (where `timings` is given), and a span `stage <name>` when tracing."""
+
+    __slots__ = ("_cm", "_name", "_start", "_timings")
+
+    def __init__(
+        self, name: str, timings: dict[str, float] | None = None, key: str | None = None
+    ) -> None:
+        self._name = key or name
+        self._timings = timings
+        self._cm = span(f"stage {name}") if _tracer is not None or not _resolved else _NOOP
+        self._start = 0.0
+
+    def __enter__(self) -> None:
+        self._cm.__enter__()
+        self._start = time.perf_counter()
+
+    def __exit__(self, *exc: Any) -> bool | None:
+        if self._timings is not None and exc[0] is None:
+            self._timings[self._name] = time.perf_counter() - self._start
+        return self._cm.__exit__(*exc)
+
+
+def carry(fn: F) -> F:
+    """`fn` to run on another thread within the current trace (the thread pools' work: a
+    retrieval's question vector, a request's retrieval, an ingest's batches); `fn` itself when
+    tracing is off."""
+    if (_tracer if _resolved else _resolve()) is None:
+        return fn
+    from opentelemetry import context
+
+    ctx = context.get_current()
+
+    def within(*args: Any, **kwargs: Any) -> Any:
+        token = context.attach(ctx)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            context.detach(token)
+
+    return within  # type: ignore[return-value]
