@@ -204,21 +204,30 @@ class stage:  # lower case: used as a `with` statement, like contextlib's
         return self._cm.__exit__(*exc)
 
 
-def carry(fn: F) -> F:
-    """`fn` to run on another thread within the current trace (the thread pools' work: a
-    retrieval's question vector, a request's retrieval, an ingest's batches); `fn` itself when
-    tracing is off."""
+def current() -> object | None:
+    """The current trace context, for `carry` to a thread started further in; None when off."""
+    if (_tracer if _resolved else _resolve()) is None:
+        return None
+    from opentelemetry import context
+
+    return context.get_current()
+
+
+def carry(fn: F, within: object | None = None) -> F:
+    """`fn` to run on another thread within the current trace (or the context `within`, from
+    `current`): the thread pools' work, a retrieval's question vector, a request's retrieval, an
+    ingest's batches; `fn` itself when tracing is off."""
     if (_tracer if _resolved else _resolve()) is None:
         return fn
     from opentelemetry import context
 
-    ctx = context.get_current()
+    ctx = within if within is not None else context.get_current()
 
-    def within(*args: Any, **kwargs: Any) -> Any:
-        token = context.attach(ctx)
+    def inside(*args: Any, **kwargs: Any) -> Any:
+        token = context.attach(ctx)  # type: ignore[arg-type]
         try:
             return fn(*args, **kwargs)
         finally:
             context.detach(token)
 
-    return within  # type: ignore[return-value]
+    return inside  # type: ignore[return-value]

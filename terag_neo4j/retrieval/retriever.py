@@ -236,6 +236,7 @@ class Retriever:
             raise RetrievalError(f"unknown mode {mode!r}: choose one of {', '.join(MODES)}")
         strategy = MODES[mode or "pagerank"](self)
         timings: dict[str, float] = {}
+        outside = tracing.current()  # the question's vector is the retrieval's stage
         with tracing.stage("projection", timings):
             state = prefetched_state(ns) or self.store.read("namespace_version", namespace=ns)
             if not state:
@@ -248,7 +249,9 @@ class Retriever:
                 with tracing.stage("embedding"):
                     return self.embed_query(query, emb)
 
-            question_vector = Background(embed, start=needs_vector(type(strategy), rc))
+            question_vector = Background(
+                tracing.carry(embed, outside), start=needs_vector(type(strategy), rc)
+            )
             self.store.search_indexes.ensure(ns, state[0])
             scope = self.scope(int(state[0]["passages"] or 0)) if strategy.walks else ""
             if scope == "global":
