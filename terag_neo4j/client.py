@@ -317,16 +317,18 @@ class TeragClient(views.ArchiveMethods):
         preset's); `rerank` False skips TERAG_RERANKER's stage, True requires it.
         """
         with (
-            tracing.span("retrieve", self._traced(query, namespace, mode=mode or "")),
+            tracing.span("retrieve", self._traced(query, namespace, mode)),
             neo4j_errors(self.store.uri),
         ):
             return self.retriever.retrieve(
                 query, top_k, namespace, entities, run_id=run_id, mode=mode, rerank=rerank
             )
 
-    def _traced(self, query: str, namespace: str | None, **more: str) -> dict[str, str]:
+    def _traced(self, query: str, namespace: str | None, mode: str | None) -> dict[str, str]:
         """A question's span attributes: its text only where TERAG_TRACE_CONTENT allows."""
-        attributes = {"terag.namespace": namespace or self.settings.namespace, **more}
+        attributes = {"terag.namespace": namespace or self.settings.namespace}
+        if mode:
+            attributes["terag.mode"] = mode
         if self.settings.trace_content:
             attributes["terag.question"] = query
         return attributes
@@ -336,7 +338,10 @@ class TeragClient(views.ArchiveMethods):
         self, query: str, top_k: int | None = None, namespace: str | None = None
     ) -> AnswerResult:
         """Retrieve, then answer with the reader LLM; tokens of both go to `self.ledger`."""
-        with tracing.span("answer", self._traced(query, namespace)), neo4j_errors(self.store.uri):
+        with (
+            tracing.span("answer", self._traced(query, namespace, None)),
+            neo4j_errors(self.store.uri),
+        ):
             return self.retriever.answer(query, top_k=top_k, namespace=namespace)
 
     @held_call

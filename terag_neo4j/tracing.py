@@ -76,12 +76,10 @@ def _build(names: list[str]) -> TracerProvider | None:
             provider.add_span_processor(BatchSpanProcessor(ConsoleSpanExporter(out=sys.stdout)))
         else:
             log.warning("OTEL_TRACES_EXPORTER=%s: not one of %s; skipped", n, ", ".join(EXPORTERS))
-    # Spans still batched are sent at exit; the global provider lets libraries that trace
-    # with the API (the MCP SDK) join the same traces
+    # Spans still batched are sent at exit. Not the global provider: FastAPI and the MCP SDK
+    # trace with the API through it, and a request would get a second server span (without its
+    # id) and a span per dependency, above and beside these
     atexit.register(provider.shutdown)
-    from opentelemetry import trace
-
-    trace.set_tracer_provider(provider)
     return provider
 
 
