@@ -1,15 +1,8 @@
-"""OpenTelemetry traces, when asked for; the one module that imports `opentelemetry`.
-
-Tracing is on when the standard variables ask for an exporter: `OTEL_EXPORTER_OTLP_ENDPOINT`
-(or `..._TRACES_ENDPOINT`) set, or `OTEL_TRACES_EXPORTER` naming `otlp` (OTLP over HTTP) or
-`console`, and `OTEL_SDK_DISABLED` not `true`; and the `otel` extra is installed. Otherwise no
-opentelemetry module is imported and every hook below returns at its first test: a shared null
-context manager, the function it was given. The other standard variables (service name, resource
-attributes, headers, batch sizes) are read by the SDK itself; the service name defaults to `terag`.
-
-Spans carry names, counts, statuses and ids, never parameter values, keys, questions or documents:
-a caller adds a question only when `TERAG_TRACE_CONTENT` says so (`Retriever.retrieve`).
-"""
+"""OpenTelemetry traces, when the standard OTEL_* variables ask for an exporter and the `otel`
+extra is installed; the one module that imports `opentelemetry`. Otherwise it imports none of it
+and every hook returns at its first test (docs/operations.md, "Read a trace"). Spans carry names,
+counts, statuses and ids: never a parameter's value, a key, a question or a document (a caller
+adds the question only where TERAG_TRACE_CONTENT says so)."""
 
 from __future__ import annotations
 
@@ -38,7 +31,6 @@ _NOOP: contextlib.nullcontext[None] = contextlib.nullcontext()
 F = TypeVar("F", bound=Callable[..., Any])
 
 _tracer: Tracer | None = None
-_provider: TracerProvider | None = None
 _resolved = False
 _lock = threading.Lock()
 
@@ -48,9 +40,8 @@ def wanted(env: Mapping[str, str] = os.environ) -> list[str]:
     if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
         return []
     named = [n.strip().lower() for n in env.get("OTEL_TRACES_EXPORTER", "").split(",")]
-    named = [n for n in named if n]
-    if named:
-        return [n for n in named if n != "none"]
+    if any(named):
+        return [n for n in named if n and n != "none"]
     return ["otlp"] if any(env.get(v) for v in _ENDPOINTS) else []
 
 
@@ -60,10 +51,7 @@ def _build(names: list[str]) -> TracerProvider | None:
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
     except ImportError:
-        log.warning(
-            "tracing is asked for (OTEL_* variables) but the otel extra is not installed: "
-            "pip install 'terag-neo4j[otel]'; no traces are sent"
-        )
+        log.warning("OTEL_* asks for traces, but the otel extra is not installed: none are sent")
         return None
     name = os.environ.get("OTEL_SERVICE_NAME") or SERVICE_NAME
     provider = TracerProvider(resource=Resource.create({"service.name": name}))
@@ -76,73 +64,82 @@ def _build(names: list[str]) -> TracerProvider | None:
             provider.add_span_processor(BatchSpanProcessor(ConsoleSpanExporter(out=sys.stdout)))
         else:
             log.warning("OTEL_TRACES_EXPORTER=%s: not one of %s; skipped", n, ", ".join(EXPORTERS))
-    # Spans still batched are sent at exit. Not the global provider: FastAPI and the MCP SDK
-    # trace with the API through it, and a request would get a second server span (without its
-    # id) and a span per dependency, above and beside these
+    # Batched spans are sent at exit. Not the global provider: through it FastAPI and the MCP
+    # SDK would add a second server span to each request (without its id), and many more
     atexit.register(provider.shutdown)
     return provider
 
 
-def _resolve() -> Tracer | None:
-    global _resolved, _tracer, _provider
-    with _lock:
-        if not _resolved:
-            names = wanted()
-            provider = _build(names) if names else None
-            if provider is not None:
-                _provider, _tracer = provider, provider.get_tracer("terag_neo4j")
-            _resolved = True
+def _on() -> Tracer | None:
+    global _resolved, _tracer
+    if not _resolved:
+        with _lock:
+            if not _resolved:
+                names = wanted()
+                provider = _build(names) if names else None
+                _tracer = provider.get_tracer("terag_neo4j") if provider is not None else None
+                _resolved = True
     return _tracer
 
 
 def enable(provider: TracerProvider | None) -> None:
     """Trace to `provider` (an application's own, or a test's in-memory exporter), whatever the
     variables say; None turns tracing off."""
-    global _resolved, _tracer, _provider
+    global _resolved, _tracer
     with _lock:
-        _provider = provider
         _tracer = provider.get_tracer("terag_neo4j") if provider is not None else None
         _resolved = True
 
 
-def enabled() -> bool:
-    return (_tracer if _resolved else _resolve()) is not None
+class _Traced:
+    """A span as the current one. An error marks it with its type alone: an exception's message
+    or trace may quote a question, a document or a Neo4j parameter, so neither is recorded."""
+
+    __slots__ = ("_cm", "_span")
+
+    def __init__(self, tracer: Tracer, name: str, **kw: Any) -> None:
+        self._cm = tracer.start_as_current_span(
+            name, record_exception=False, set_status_on_exception=False, **kw
+        )
+
+    def __enter__(self) -> Span:
+        self._span = self._cm.__enter__()
+        return self._span
+
+    def __exit__(self, *exc: Any) -> bool | None:
+        if exc[0] is not None:
+            from opentelemetry.trace import Status, StatusCode
+
+            self._span.set_status(Status(StatusCode.ERROR, exc[0].__name__))
+            self._span.set_attribute("error.type", exc[0].__qualname__)
+        return self._cm.__exit__(*exc)
 
 
-def span(name: str, attributes: Mapping[str, Any] | None = None) -> Any:
-    """A context manager: a child span of the current one (a root where there is none), its
-    errors recorded; the null context when tracing is off."""
-    tracer = _tracer if _resolved else _resolve()
+def span(name: str, attributes: Mapping[str, Any] | None = None, **kw: Any) -> Any:
+    """A context manager: a child span of the current one (a root where there is none; `server`
+    makes it a request's), an error marked by its type; the null context when tracing is off."""
+    tracer = _tracer if _resolved else _on()
     if tracer is None:
         return _NOOP
-    return tracer.start_as_current_span(name, attributes=attributes)
+    if kw.pop("server", False):
+        from opentelemetry.trace import SpanKind
+
+        kw["kind"] = SpanKind.SERVER
+    return _Traced(tracer, name, attributes=attributes, **kw)
 
 
 def statement(name: str) -> Any:
     """`span` of a Neo4j statement: `cypher <name>`, by its file's name alone."""
-    tracer = _tracer if _resolved else _resolve()
-    if tracer is None:
+    if (_tracer if _resolved else _on()) is None:
         return _NOOP
-    attributes = {"db.system.name": "neo4j", "db.query.summary": name}
-    return tracer.start_as_current_span(f"cypher {name}", attributes=attributes)
-
-
-def server_span(name: str, attributes: Mapping[str, Any] | None = None) -> Any:
-    """`span` of kind SERVER: the root of a request's trace."""
-    tracer = _tracer if _resolved else _resolve()
-    if tracer is None:
-        return _NOOP
-    from opentelemetry.trace import SpanKind
-
-    return tracer.start_as_current_span(name, kind=SpanKind.SERVER, attributes=attributes)
+    return span(f"cypher {name}", {"db.system.name": "neo4j", "db.query.summary": name})
 
 
 def job_span(job_id: str, kind: str, attributes: Mapping[str, Any]) -> Any:
     """`span` of one slice of an ingest or import job, in the job's own trace: its trace id is
     drawn from the job's id, so every slice (a resume after a crash, another process's turn)
     joins the one trace, under a parent that stands for the job."""
-    tracer = _tracer if _resolved else _resolve()
-    if tracer is None:
+    if _on() is None:
         return _NOOP
     from opentelemetry import trace
 
@@ -152,8 +149,7 @@ def job_span(job_id: str, kind: str, attributes: Mapping[str, Any]) -> Any:
         trace_flags=trace.TraceFlags(trace.TraceFlags.SAMPLED),
     )  # fmt: skip
     ctx = trace.set_span_in_context(trace.NonRecordingSpan(parent))
-    attributes = {"terag.job_id": job_id, **attributes}
-    return tracer.start_as_current_span(f"job {kind}", context=ctx, attributes=attributes)
+    return span(f"job {kind}", {"terag.job_id": job_id, **attributes}, context=ctx)
 
 
 def finish_request(sp: Span | None, method: str, route: str, status: int) -> None:
@@ -161,8 +157,7 @@ def finish_request(sp: Span | None, method: str, route: str, status: int) -> Non
     if sp is None:
         return
     sp.update_name(f"{method} {route}")
-    sp.set_attribute("http.route", route)
-    sp.set_attribute("http.response.status_code", status)
+    sp.set_attributes({"http.route": route, "http.response.status_code": status})
     if status >= 500:
         from opentelemetry.trace import Status, StatusCode
 
@@ -171,11 +166,10 @@ def finish_request(sp: Span | None, method: str, route: str, status: int) -> Non
 
 def annotate(attributes: Mapping[str, Any]) -> None:
     """Attributes on the current span (nothing when tracing is off)."""
-    if (_tracer if _resolved else _resolve()) is None:
-        return
-    from opentelemetry import trace
+    if _on() is not None:
+        from opentelemetry import trace
 
-    trace.get_current_span().set_attributes(attributes)
+        trace.get_current_span().set_attributes(attributes)
 
 
 class stage:  # lower case: used as a `with` statement, like contextlib's
@@ -189,7 +183,7 @@ class stage:  # lower case: used as a `with` statement, like contextlib's
     ) -> None:
         self._name = key or name
         self._timings = timings
-        self._cm = span(f"stage {name}") if _tracer is not None or not _resolved else _NOOP
+        self._cm = _NOOP if (_tracer if _resolved else _on()) is None else span(f"stage {name}")
         self._start = 0.0
 
     def __enter__(self) -> None:
@@ -204,7 +198,7 @@ class stage:  # lower case: used as a `with` statement, like contextlib's
 
 def current() -> object | None:
     """The current trace context, for `carry` to a thread started further in; None when off."""
-    if (_tracer if _resolved else _resolve()) is None:
+    if _on() is None:
         return None
     from opentelemetry import context
 
@@ -213,9 +207,9 @@ def current() -> object | None:
 
 def carry(fn: F, within: object | None = None) -> F:
     """`fn` to run on another thread within the current trace (or the context `within`, from
-    `current`): the thread pools' work, a retrieval's question vector, a request's retrieval, an
-    ingest's batches; `fn` itself when tracing is off."""
-    if (_tracer if _resolved else _resolve()) is None:
+    `current`): a request's retrieval, a question's vector, an ingest's batches; `fn` itself
+    when tracing is off."""
+    if _on() is None:
         return fn
     from opentelemetry import context
 

@@ -85,7 +85,7 @@ class Observe:
         rid = request_id_of(scope["headers"])
         method: str = scope["method"]
         attributes = {"http.request.method": method, "terag.request_id": rid}
-        with tracing.server_span(method, attributes) as sp:
+        with tracing.span(method, attributes, server=True) as sp:
             await self._observe(scope, receive, send, rid, sp)
 
     async def _observe(self, scope: Scope, receive: Receive, send: Send, rid: str, sp: Any) -> None:

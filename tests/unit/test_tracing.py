@@ -35,7 +35,7 @@ with tracing.stage("linking", timings), tracing.span("retrieve"), tracing.statem
 with tracing.job_span("0123456789abcdef", "ingest", {}):
     pass
 fn = lambda: 1
-assert tracing.carry(fn) is fn and "linking" in timings and not tracing.enabled()
+assert tracing.carry(fn) is fn and "linking" in timings and tracing.current() is None
 print(sorted(m for m in sys.modules if m.split(".")[0] == "opentelemetry"))
 """
 
@@ -162,10 +162,21 @@ def test_a_jobs_slices_share_one_trace(spans: InMemorySpanExporter) -> None:
 def test_a_request_span_is_named_by_its_route_and_a_5xx_is_an_error(
     spans: InMemorySpanExporter,
 ) -> None:
-    with tracing.server_span("POST", {"terag.request_id": "r-1"}) as sp:
+    with tracing.span("POST", {"terag.request_id": "r-1"}, server=True) as sp:
         tracing.finish_request(sp, "POST", "/v1/namespaces/{namespace}/retrieve", 503)
     (span,) = spans.get_finished_spans()
     assert span.name == "POST /v1/namespaces/{namespace}/retrieve"
     assert span.attributes["http.response.status_code"] == 503
     assert span.attributes["terag.request_id"] == "r-1"
     assert span.status.status_code.name == "ERROR"
+    assert span.kind.name == "SERVER"
+
+
+def test_an_error_is_marked_by_its_type_not_its_message(spans: InMemorySpanExporter) -> None:
+    """An exception's message may quote a question or a parameter: only its type is kept."""
+    with pytest.raises(ValueError), tracing.stage("linking"), tracing.statement("match_names"):
+        raise ValueError("Who designed the Beetle?")
+    for s in spans.get_finished_spans():
+        assert s.status.status_code.name == "ERROR" and s.status.description == "ValueError"
+        assert not s.events and "Beetle" not in repr(dict(s.attributes or {}))
+        assert (s.attributes or {})["error.type"] == "ValueError"
