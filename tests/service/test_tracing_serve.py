@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ import pytest
 
 from terag_neo4j.config import Settings
 from tests.service.conftest import KEY_A, KEY_ALL, Service, running_service, service_env
+from tests.service.test_http import wait_job
 from tests.service.test_mcp import http_session
 
 pytestmark = pytest.mark.integration
@@ -147,3 +149,41 @@ def test_no_key_and_no_question_in_any_span(traced: tuple[Service, Path]) -> Non
     assert '"name": "retrieve"' in text
     for secret in (KEY_A, KEY_ALL, QUESTION, MCP_QUESTION, "Puebla", "headquarters"):
         assert secret not in text, secret
+
+
+def test_an_ingest_job_is_one_trace_of_its_stages_and_statements(
+    traced: tuple[Service, Path],
+) -> None:
+    svc, path = traced
+    name = f"svc-{uuid.uuid4().hex[:8]}-t"
+    text = "Franz Kafka wrote The Trial in Prague, the capital of Bohemia."
+    docs = [{"id": "kafka", "title": "Kafka", "text": text}]
+    with svc.client(KEY_ALL) as http:
+        r = http.post(f"/v1/namespaces/{name}/documents", json={"documents": docs})
+        assert r.status_code == 202, r.text
+        job_id = r.json()["id"]
+        assert wait_job(http, job_id)["state"] == "succeeded"
+        try:
+            want = {"job ingest", "index"} | {
+                f"stage {s}" for s in ("chunking", "extraction", "embedding", "write")
+            }
+            end = time.monotonic() + 60
+            while True:
+                spans = read_spans(path)
+                jobs = [s for s in spans if s["attributes"].get("terag.job_id") == job_id]
+                trace = jobs[0]["context"]["trace_id"] if jobs else None
+                found = [s for s in spans if s["context"]["trace_id"] == trace]
+                if want <= {s["name"] for s in found} or time.monotonic() > end:
+                    break
+                time.sleep(0.2)
+            assert want <= {s["name"] for s in found}, sorted({s["name"] for s in found})
+            by_id = {s["context"]["span_id"]: s for s in found}
+            (job,) = jobs
+            for s in found:  # all under the job's span (its parent stands for the job)
+                up = s
+                while up is not job:
+                    up = by_id[up["parent_id"]]
+            assert any(s["name"].startswith("cypher ") for s in found)
+            assert "Kafka wrote" not in path.read_text(encoding="utf-8")
+        finally:
+            http.delete(f"/v1/namespaces/{name}")
