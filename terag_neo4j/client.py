@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
 from terag_neo4j import namespace_views as views
+from terag_neo4j import tracing
 from terag_neo4j.config import ExtractorName, Settings
 from terag_neo4j.core import results
 from terag_neo4j.core.documents import Document, OnProgress
@@ -256,8 +257,26 @@ class TeragClient(views.ArchiveMethods):
         `should_stop` is asked while chunking and between steps (extraction, embedding, each
         batch's write): if True, `IngestCancelled` is raised; batches written before are whole,
         and indexing them again resumes. `on_progress` is told the passages done."""
-        docs, paths = gather_documents(source, errors, include, exclude)
         ns = namespace or self.settings.namespace
+        with tracing.span("index", {"terag.namespace": ns}):
+            return self._index(
+                source, ns, progress, errors, include, exclude, prune, should_stop, on_progress
+            )
+
+    def _index(
+        self,
+        source: Source | LCDocument | Iterable[Source | LCDocument],
+        ns: str,
+        progress: bool,
+        errors: list[str] | None,
+        include: Sequence[str],
+        exclude: Sequence[str],
+        prune: bool,
+        should_stop: Callable[[], bool] | None,
+        on_progress: OnProgress | None,
+    ) -> IngestReport:
+        docs, paths = gather_documents(source, errors, include, exclude)
+        tracing.annotate({"terag.documents": len(docs)})
         with neo4j_errors(self.store.uri):
             embedder = self.namespace_embedder(ns)
         if self.settings.llm_budget is None:
@@ -297,17 +316,32 @@ class TeragClient(views.ArchiveMethods):
         query's LLM calls in the ledger; `mode` is pagerank, dense, hybrid or flat (default: the
         preset's); `rerank` False skips TERAG_RERANKER's stage, True requires it.
         """
-        with neo4j_errors(self.store.uri):
+        with (
+            tracing.span("retrieve", self._traced(query, namespace, mode)),
+            neo4j_errors(self.store.uri),
+        ):
             return self.retriever.retrieve(
                 query, top_k, namespace, entities, run_id=run_id, mode=mode, rerank=rerank
             )
+
+    def _traced(self, query: str, namespace: str | None, mode: str | None) -> dict[str, str]:
+        """A question's span attributes: its text only where TERAG_TRACE_CONTENT allows."""
+        attributes = {"terag.namespace": namespace or self.settings.namespace}
+        if mode:
+            attributes["terag.mode"] = mode
+        if self.settings.trace_content:
+            attributes["terag.question"] = query
+        return attributes
 
     @held_call
     def answer(
         self, query: str, top_k: int | None = None, namespace: str | None = None
     ) -> AnswerResult:
         """Retrieve, then answer with the reader LLM; tokens of both go to `self.ledger`."""
-        with neo4j_errors(self.store.uri):
+        with (
+            tracing.span("answer", self._traced(query, namespace, None)),
+            neo4j_errors(self.store.uri),
+        ):
             return self.retriever.answer(query, top_k=top_k, namespace=namespace)
 
     @held_call

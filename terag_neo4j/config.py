@@ -86,6 +86,9 @@ class Settings(BaseSettings):
     # Retrieval results kept per client for a question asked again of an unchanged namespace
     # (any write makes it compute afresh); 0: none
     query_cache_size: int = Field(default=0, ge=0)
+    # Traces (tracing.py, on with the standard OTEL_* variables) carry the question's text as an
+    # attribute of its retrieval's span; off: names, counts and ids only
+    trace_content: bool = False
 
     # --- LLM ---
     # Which model extracts, does query NER and answers, and through what: a bare name or

@@ -18,6 +18,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from terag_neo4j import tracing
 from terag_neo4j.config import Settings, SettingsError
 from terag_neo4j.core.concepts import Extraction, with_title_concepts
 from terag_neo4j.core.documents import (
@@ -147,15 +148,16 @@ class Indexer:
         self._check_embedding_model(ns)  # before the chunker loads its tokenizer
         documents = list(documents)
         cpu = time.thread_time()
-        passages = list(
-            to_passages(
-                documents,
-                self.settings.chunk_tokens,
-                self.settings.chunk_overlap,
-                model=self._embedding_model(),  # the namespace's: a re-ingest chunks alike
-                should_stop=self._should_stop,
+        with tracing.stage("chunking"):
+            passages = list(
+                to_passages(
+                    documents,
+                    self.settings.chunk_tokens,
+                    self.settings.chunk_overlap,
+                    model=self._embedding_model(),  # the namespace's: a re-ingest chunks alike
+                    should_stop=self._should_stop,
+                )
             )
-        )
         report.chunking_cpu_s = time.thread_time() - cpu
         report.passages_total = len(passages)
         # Documents split into passages here: a changed one must lose the passages it no longer
@@ -226,7 +228,8 @@ class Indexer:
                 self._budget.run(ns, report, progress)
             if self.settings.ground_mentions:
                 cpu = time.thread_time()
-                ground(self.store, ns, passages, report, progress, self._should_stop)
+                with tracing.stage("grounding"):
+                    ground(self.store, ns, passages, report, progress, self._should_stop)
                 report.grounding_cpu_s += time.thread_time() - cpu
         finally:
             bar.close()
@@ -235,7 +238,8 @@ class Indexer:
         if self.settings.cooccurrence == "eager":
             # A namespace made lazily gets its pairs now (a no-op once they are kept).
             t = time.perf_counter()
-            built = self.store.cooccurrence.build(ns)
+            with tracing.stage("cooccurrence"):
+                built = self.store.cooccurrence.build(ns)
             if built is not None:
                 report.cooccurrence_rows += built
                 report.write_s += time.perf_counter() - t
@@ -246,10 +250,11 @@ class Indexer:
             report.write_s += time.perf_counter() - t
         if self.settings.synonym_threshold > 0:
             t = time.perf_counter()
-            ensure_concept_vectors(self.store, self.embedder, ns)
-            report.synonym_links = self.store.synonyms.link(
-                ns, self.settings.synonym_threshold, self.settings.synonym_cap
-            )
+            with tracing.stage("synonyms"):
+                ensure_concept_vectors(self.store, self.embedder, ns)
+                report.synonym_links = self.store.synonyms.link(
+                    ns, self.settings.synonym_threshold, self.settings.synonym_cap
+                )
             report.synonym_s = time.perf_counter() - t
         report.total_s = time.perf_counter() - t0
         self.store.namespaces.record_run(ns, report.to_record())
@@ -309,15 +314,17 @@ class Indexer:
         # An LLM extracts a passage in seconds to minutes: cache after every round of calls, so
         # a killed ingest loses at most that round, not 64 passages of LLM time.
         llm = self.extractor.name == "ollama"
-        extractions = extract_in_steps(
-            self.extractor,
-            batch,
-            self.cache,
-            report.run_id,
-            bar,
-            self.settings.extraction_batch * self.settings.llm_concurrency if llm else None,
-            self._should_stop,
-        )
+        with tracing.stage("extraction"):
+            tracing.annotate({"terag.passages": len(batch)})
+            extractions = extract_in_steps(
+                self.extractor,
+                batch,
+                self.cache,
+                report.run_id,
+                bar,
+                self.settings.extraction_batch * self.settings.llm_concurrency if llm else None,
+                self._should_stop,
+            )
         report.extraction_s += time.perf_counter() - t
         report.extraction_cpu_s += time.thread_time() - cpu
         cached, fresh = report.charge(extractions)
@@ -335,14 +342,16 @@ class Indexer:
         """The batch's passage vectors and, with eager concept vectors, its concepts', and the
         seconds they took."""
         t, cpu, stop = time.perf_counter(), time.thread_time(), self._should_stop
-        pvecs = embed_in_steps(self.embedder, [p.content for p in batch], stop)
-        names = (
-            {c.key: c.name for e in extracted.result() for c in e.concepts}
-            if self.settings.concept_vectors == "eager"
-            else {}
-        )
-        keys = sorted(names)
-        vecs = embed_in_steps(self.embedder, [names[k] for k in keys], stop) if keys else None
+        with tracing.stage("embedding"):
+            tracing.annotate({"terag.passages": len(batch)})
+            pvecs = embed_in_steps(self.embedder, [p.content for p in batch], stop)
+            names = (
+                {c.key: c.name for e in extracted.result() for c in e.concepts}
+                if self.settings.concept_vectors == "eager"
+                else {}
+            )
+            keys = sorted(names)
+            vecs = embed_in_steps(self.embedder, [names[k] for k in keys], stop) if keys else None
         cvecs = dict(zip(keys, vecs.tolist(), strict=True)) if vecs is not None else {}
         took = time.perf_counter() - t
         report.embedding_s += took
@@ -362,14 +371,11 @@ class Indexer:
 
         t, cpu = time.perf_counter(), time.thread_time()
         try:
-            stats = self.store.passages.write(
-                ns,
-                batch,
-                extractions,
-                pvecs.tolist(),
-                cvecs,
-                self._meta(),
-            )
+            with tracing.stage("write"):
+                tracing.annotate({"terag.passages": len(batch)})
+                stats = self.store.passages.write(
+                    ns, batch, extractions, pvecs.tolist(), cvecs, self._meta()
+                )
         except (Neo4jUnavailable, Neo4jTransientError) as e:
             # Passing failures: the same command, run again, finds the server able.
             raise type(e)(

@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
+from terag_neo4j import tracing
+
 B = TypeVar("B")  # a batch
 X = TypeVar("X")  # its extractions
 V = TypeVar("V")  # its vectors
@@ -38,8 +40,9 @@ def run_overlapped(
         started: list[Future[object]] = []
 
         def start(batch: B) -> tuple[B, Future[X], Future[V]]:
-            ext = extracting.submit(extract, batch)
-            vec = embedding.submit(embed, batch, ext)
+            # within the caller's trace: each batch's stages are the ingest's spans
+            ext = extracting.submit(tracing.carry(extract), batch)
+            vec = embedding.submit(tracing.carry(embed), batch, ext)
             started.extend((ext, vec))  # type: ignore[arg-type]
             return batch, ext, vec
 

@@ -18,6 +18,7 @@ import re
 from collections.abc import Generator, Sequence
 from typing import Any
 
+from terag_neo4j import tracing
 from terag_neo4j.core.results import Citation, RetrievedPassage
 from terag_neo4j.llm import LLM, Completion, Message, Stage
 
@@ -141,13 +142,14 @@ def read(
 ) -> tuple[str, Completion]:
     """Answer `query` from `passages` with the reader LLM: the answer (one line) and the call,
     whose tokens are in the LLM's ledger under the answer stage."""
-    comp = llm.complete(
-        reader_messages(query, passages),
-        stage=Stage.ANSWER,
-        run_id=run_id,
-        max_tokens=READER_MAX_TOKENS,
-        format=reader_format(len(passages)),
-    )
+    with tracing.stage("reader"):
+        comp = llm.complete(
+            reader_messages(query, passages),
+            stage=Stage.ANSWER,
+            run_id=run_id,
+            max_tokens=READER_MAX_TOKENS,
+            format=reader_format(len(passages)),
+        )
     return parse_answer(comp.text), comp
 
 

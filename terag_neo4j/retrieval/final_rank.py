@@ -23,10 +23,10 @@ Zero LLM tokens; a read of the pinned passage only where the walk did not return
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import replace
 
+from terag_neo4j import tracing
 from terag_neo4j.core.results import RetrievedPassage
 from terag_neo4j.recipes import RetrievalConfig
 from terag_neo4j.retrieval import learned
@@ -122,10 +122,7 @@ def finish(
     time in `timings["final"]`; else the walk's top `k`."""
     if mode != "pagerank" or flat is None or rc.final_rank == "walk":
         return list(walked[:k])
-    t = time.perf_counter()
-    if rc.final_rank == "learned" and inputs is not None:
-        ranked = learned_order(store, inputs, walked, k)
-    else:
-        ranked = anchored(store, flat, walked, k)
-    timings["final"] = time.perf_counter() - t
-    return ranked
+    with tracing.stage("final", timings):
+        if rc.final_rank == "learned" and inputs is not None:
+            return learned_order(store, inputs, walked, k)
+        return anchored(store, flat, walked, k)

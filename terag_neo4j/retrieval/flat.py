@@ -19,6 +19,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
+from terag_neo4j import tracing
 from terag_neo4j.core.concepts import normalize_name, stopwords
 from terag_neo4j.core.results import RetrievedPassage
 from terag_neo4j.store import GraphStore
@@ -118,14 +119,16 @@ def flat_ranking(
     vector (`overlap.Background`): the full-text ranking is then read first, while the question
     is still being embedded, and the vector ranking after (two round trips instead of one)."""
     if callable(vector):
-        row = _text_ranking(store, namespace, question, top)
-        row |= store.read(
-            "flat_vector",
-            vector_index=vector_index(namespace),
-            vector=list(vector()),
-            top=top,
-            spare=TIE_SPARE,
-        )[0]
+        with tracing.stage("flat text"):
+            row = _text_ranking(store, namespace, question, top)
+        with tracing.stage("flat vector"):
+            row |= store.read(
+                "flat_vector",
+                vector_index=vector_index(namespace),
+                vector=list(vector()),
+                top=top,
+                spare=TIE_SPARE,
+            )[0]
     else:
         row = _both_rankings(store, "flat", namespace, question, vector, top)
     text, dense = _scaled(row["text"]), _scaled(row["vector"])

@@ -12,11 +12,11 @@ mode's `get_search_results`, which fills in the passages.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
+from terag_neo4j import tracing
 from terag_neo4j.core.results import MatchedConcept, Mode, RetrievalResult, RetrievedPassage
 from terag_neo4j.recipes import RetrievalConfig
 from terag_neo4j.retrieval import final_rank, restart
@@ -82,9 +82,8 @@ class DenseMode(SearchMode):
     name = "dense"
 
     def get_search_results(self, q: Question, result: RetrievalResult) -> RetrievalResult:
-        t = time.perf_counter()
-        result.passages = dense_passages(self.retriever.store, q.namespace, q.vector(), q.k)
-        result.timings["dense"] = time.perf_counter() - t
+        with tracing.stage("dense", result.timings):
+            result.passages = dense_passages(self.retriever.store, q.namespace, q.vector(), q.k)
         return result
 
 
@@ -92,10 +91,9 @@ class FlatMode(SearchMode):
     name = "flat"
 
     def get_search_results(self, q: Question, result: RetrievalResult) -> RetrievalResult:
-        t = time.perf_counter()
-        store = self.retriever.store
-        result.passages = flat_passages(store, q.namespace, q.text, q.vector(), q.k)
-        result.timings["flat"] = time.perf_counter() - t
+        with tracing.stage("flat", result.timings):
+            store = self.retriever.store
+            result.passages = flat_passages(store, q.namespace, q.text, q.vector(), q.k)
         return result
 
 
@@ -107,19 +105,19 @@ class PageRankMode(SearchMode):
         r, rc, timings = self.retriever, self.retriever.rc, result.timings
         flat: FlatRanking | None = None
         if rc.seeds == "fused" or rc.weighting == "verified":
-            t = time.perf_counter()  # with any wait for the vector
-            flat = flat_ranking(r.store, q.namespace, q.text, q.vector, rc.flat_top, rc.dense_share)
-            timings["flat"] = time.perf_counter() - t
+            with tracing.stage("flat", timings):  # with any wait for the vector
+                flat = flat_ranking(
+                    r.store, q.namespace, q.text, q.vector, rc.flat_top, rc.dense_share
+                )
         if rc.seeds != "none":
             q.vector()
             timings["embedding"] = q.vector.elapsed  # on the worker, overlapped
-        t = time.perf_counter()
-        result.matches = r.concept_weights(result.matches, flat)
-        seeds: list[list[float]] = []
-        if rc.seeds == "fused" and flat is not None:
-            seeds = restart.passage_seeds(flat, rc)
-        result.restart = [[m.node, m.weight] for m in result.matches] + seeds
-        timings["restart"] = time.perf_counter() - t
+        with tracing.stage("restart", timings):
+            result.matches = r.concept_weights(result.matches, flat)
+            seeds: list[list[float]] = []
+            if rc.seeds == "fused" and flat is not None:
+                seeds = restart.passage_seeds(flat, rc)
+            result.restart = [[m.node, m.weight] for m in result.matches] + seeds
 
         if not result.restart:
             result.mode = "dense"
@@ -138,10 +136,10 @@ class PageRankMode(SearchMode):
             ) + ": the walk starts from the flat ranking alone"
 
         learn = self.name == "pagerank" and (rc.final_rank == "learned" or r.probe is not None)
-        t = time.perf_counter()
-        depth = self.depth(q.k)
-        ranked = r.walk_passages(q, result, seeds, max(depth, WALK_CANDIDATES) if learn else depth)
-        timings["pagerank"] = time.perf_counter() - t
+        with tracing.stage("walk", timings, key="pagerank"):
+            depth = self.depth(q.k)
+            want = max(depth, WALK_CANDIDATES) if learn else depth
+            ranked = r.walk_passages(q, result, seeds, want)
         ranked = self.fuse(q, ranked, timings)
         inputs = final_inputs(q, result, flat, ranked) if learn and flat is not None else None
         if inputs is not None and r.probe is not None:
@@ -170,11 +168,9 @@ class HybridMode(PageRankMode):
     def fuse(
         self, q: Question, ranked: list[RetrievedPassage], timings: dict[str, float]
     ) -> list[RetrievedPassage]:
-        t = time.perf_counter()
-        dense = dense_passages(self.retriever.store, q.namespace, q.vector(), max(q.k, 50))
-        fused = rrf_fuse([ranked, dense], q.k)
-        timings["dense"] = time.perf_counter() - t
-        return fused
+        with tracing.stage("dense", timings):
+            dense = dense_passages(self.retriever.store, q.namespace, q.vector(), max(q.k, 50))
+            return rrf_fuse([ranked, dense], q.k)
 
 
 def final_inputs(

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Generic, TypeVar
 
+from terag_neo4j import tracing
+
 T = TypeVar("T")
 
 # Threads are made as queries need them; one per query running at once.
@@ -39,7 +41,10 @@ class Background(Generic[T]):
     def __init__(self, fn: Callable[[], T], start: bool) -> None:
         self._fn = fn
         self.elapsed = 0.0
-        self._future: Future[T] | None = _executor().submit(self._timed) if start else None
+        self._future: Future[T] | None = (
+            # within the caller's trace: the worker's spans are the question's
+            _executor().submit(tracing.carry(self._timed)) if start else None
+        )
         self._lock = threading.Lock()
         self._done = False
         self._value: T

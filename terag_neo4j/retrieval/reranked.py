@@ -13,11 +13,11 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
-import time
 from collections.abc import Sequence
 
 import numpy as np
 
+from terag_neo4j import tracing
 from terag_neo4j.core.results import Mode, RetrievalResult, RetrievedPassage
 from terag_neo4j.llm.ledger import LLMCall, Stage
 from terag_neo4j.reranking.rerankers import Reranker, RerankError, Scores, make_reranker
@@ -89,14 +89,15 @@ class RerankedRetriever(Retriever):
             return result
         model = self.reranker
         assert model is not None
-        t = time.perf_counter()
-        scores, tokens = model.score(query, [passage_text(p) for p in result.passages])
-        if len(scores) != len(result.passages) or not np.isfinite(scores).all():
-            raise RerankError(f"the reranker {model.name} gave no finite score to every passage")
-        result.passages = reranked(result.passages, scores, k)
-        result.reranker = model.name
-        elapsed = time.perf_counter() - t
-        result.timings["rerank"] = elapsed
+        with tracing.stage("rerank", result.timings):
+            scores, tokens = model.score(query, [passage_text(p) for p in result.passages])
+            if len(scores) != len(result.passages) or not np.isfinite(scores).all():
+                raise RerankError(
+                    f"the reranker {model.name} gave no finite score to every passage"
+                )
+            result.passages = reranked(result.passages, scores, k)
+            result.reranker = model.name
+        elapsed = result.timings["rerank"]
         if self.ledger is not None:
             n_in = len(scores)
             self.ledger.record(LLMCall(Stage.RERANK, run_id, model.name, tokens, 0, elapsed, n_in))

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from neo4j.exceptions import ClientError
 
+from terag_neo4j import tracing
 from terag_neo4j.config import Settings
 from terag_neo4j.core.concepts import Concept, normalize_name
 from terag_neo4j.core.extractor import Extractor
@@ -236,27 +236,31 @@ class Retriever:
             raise RetrievalError(f"unknown mode {mode!r}: choose one of {', '.join(MODES)}")
         strategy = MODES[mode or "pagerank"](self)
         timings: dict[str, float] = {}
-        t = time.perf_counter()
-        state = prefetched_state(ns) or self.store.read("namespace_version", namespace=ns)
-        if not state:
-            self.store.require_namespace(ns)
-        emb = self.embedders.for_namespace(ns, state[0])
-        # Embedded once, from now on a worker while linking and the full-text ranking run where
-        # a step needs the vector (else when first needed: never, where no step does)
-        question_vector = Background(
-            lambda: self.embed_query(query, emb), start=needs_vector(type(strategy), rc)
-        )
-        self.store.search_indexes.ensure(ns, state[0])
-        scope = self.scope(int(state[0]["passages"] or 0)) if strategy.walks else ""
-        if scope == "global":
-            graph = self.ensure_projection(ns, state[0])
-        else:
-            graph = ""
-            # Caches keyed by the version (vectors) follow the namespace without a projection too
-            self._versions[ns] = f"{state[0]['version'] or 0}_{state[0].get('epoch')}"
-        timings["projection"] = time.perf_counter() - t
+        outside = tracing.current()  # the question's vector is the retrieval's stage
+        with tracing.stage("projection", timings):
+            state = prefetched_state(ns) or self.store.read("namespace_version", namespace=ns)
+            if not state:
+                self.store.require_namespace(ns)
+            emb = self.embedders.for_namespace(ns, state[0])
 
-        t = time.perf_counter()
+            # Embedded once, from now on a worker while linking and the full-text ranking run
+            # where a step needs the vector (else when first needed: never, where no step does)
+            def embed() -> list[float]:
+                with tracing.stage("embedding"):
+                    return self.embed_query(query, emb)
+
+            question_vector = Background(
+                tracing.carry(embed, outside), start=needs_vector(type(strategy), rc)
+            )
+            self.store.search_indexes.ensure(ns, state[0])
+            scope = self.scope(int(state[0]["passages"] or 0)) if strategy.walks else ""
+            if scope == "global":
+                graph = self.ensure_projection(ns, state[0])
+            else:
+                graph = ""
+                # Caches keyed by the version (vectors) follow the namespace without a projection
+                self._versions[ns] = f"{state[0]['version'] or 0}_{state[0].get('epoch')}"
+
         tin: int | None = 0
         tout: int | None = 0
         matches: list[MatchedConcept] = []
@@ -264,18 +268,17 @@ class Retriever:
             # No graph to start from: linking or NER would only cost time (and LLM tokens)
             names = [e for e in entities or () if normalize_name(e)]
         elif entities is None and rc.linking == "names":
-            names, matches = self.link(ns, query)
-            timings["linking"] = time.perf_counter() - t
+            with tracing.stage("linking", timings):
+                names, matches = self.link(ns, query)
         else:
-            if entities is not None:
-                ents = [Concept("other", e) for e in entities if normalize_name(e)]
-            else:
-                ents, tin, tout = self.query_entities(query, run_id, ns)
-            timings["ner"] = time.perf_counter() - t
-            t = time.perf_counter()
-            names = [c.name for c in ents]
-            matches = self.match(ns, query, ents, emb) if ents else []
-            timings["matching"] = time.perf_counter() - t
+            with tracing.stage("ner", timings):
+                if entities is not None:
+                    ents = [Concept("other", e) for e in entities if normalize_name(e)]
+                else:
+                    ents, tin, tout = self.query_entities(query, run_id, ns)
+            with tracing.stage("matching", timings):
+                names = [c.name for c in ents]
+                matches = self.match(ns, query, ents, emb) if ents else []
         result = RetrievalResult(
             query, ns, names, matches, [], strategy.name, None, timings, tin, tout
         )

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
+from terag_neo4j import tracing
 from terag_neo4j.service.http_errors import ServiceError
 
 T = TypeVar("T")
@@ -96,7 +97,9 @@ class Admission:
                     await sem.acquire()
                     got.append(sem)
                 arg = await prepare()
-                fut = asyncio.get_running_loop().run_in_executor(self.pool, fn, arg)
+                # within the request's trace
+                work = tracing.carry(fn)
+                fut = asyncio.get_running_loop().run_in_executor(self.pool, work, arg)
             except BaseException as e:
                 for s in got:
                     s.release()

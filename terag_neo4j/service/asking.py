@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from terag_neo4j import tracing
 from terag_neo4j.service.http_errors import ServiceError
 from terag_neo4j.service.schemas import Answer, Citation, Retrieval
 
@@ -68,12 +69,13 @@ def ask_streamed(
     hand.put(("passages", res))
     gen = read_stream(c.llm, question, res.passages)
     try:
-        while True:
-            try:
-                hand.token(next(gen))
-            except StopIteration as stop:
-                text, comp = stop.value
-                break
+        with tracing.stage("reader"):
+            while True:
+                try:
+                    hand.token(next(gen))
+                except StopIteration as stop:
+                    text, comp = stop.value
+                    break
     finally:
         # Told to stop: hang up on the LLM server now, not when the generator is collected (the
         # exception's traceback keeps it alive, and the server goes on writing meanwhile)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from neo4j import ManagedTransaction
 
+from terag_neo4j import tracing
 from terag_neo4j.core.documents import Document
 from terag_neo4j.errors import TeragError
 from terag_neo4j.service.stored_job import StoredJob
@@ -86,7 +87,7 @@ class JobStore:
             return
 
         def run() -> None:
-            with self.store.session() as s:
+            with self.store.session() as s, tracing.statement("job_schema"):
                 for stmt in cypher_statements("job_schema"):
                     s.run(stmt).consume()
 
@@ -332,7 +333,7 @@ class JobStore:
         submissions go, and finished jobs' documents are deleted; how many documents went."""
 
         def run() -> None:
-            with self.store.session() as s:
+            with self.store.session() as s, tracing.statement("job_sweep"):
                 for stmt in cypher_statements("job_sweep"):
                     s.run(
                         stmt,

@@ -21,6 +21,7 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from terag_neo4j import tracing
 from terag_neo4j.errors import IngestCancelled, TeragError
 from terag_neo4j.service.http_errors import public_message, status_for
 from terag_neo4j.service.job_store import JobStore
@@ -133,7 +134,8 @@ class Worker:
                 self._wake.clear()
                 continue
             try:
-                self._group(client, jobs, job)
+                with tracing.job_span(job.id, job.kind, {"terag.namespace": job.namespace}):
+                    self._group(client, jobs, job)
             except TeragError as e:  # recording failed: the lease runs out, another resumes
                 log.warning("ingest job %s: %s", job.id, e)
                 self._stop.wait(1.0)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI
 
+from terag_neo4j import tracing
 from terag_neo4j.service.audit import audit_write, write_action
 from terag_neo4j.service.middleware import send_error
 
@@ -82,6 +83,12 @@ class Observe:
             await self.app(scope, receive, send)
             return
         rid = request_id_of(scope["headers"])
+        method: str = scope["method"]
+        attributes = {"http.request.method": method, "terag.request_id": rid}
+        with tracing.span(method, attributes, server=True) as sp:
+            await self._observe(scope, receive, send, rid, sp)
+
+    async def _observe(self, scope: Scope, receive: Receive, send: Send, rid: str, sp: Any) -> None:
         token = REQUEST_ID.set(rid)
         header = (_HEADER, rid.encode("ascii"))
         status = 500  # what the client gets if the app dies before answering
@@ -98,6 +105,7 @@ class Observe:
         if http is not None:
             http.in_flight.inc()
         start = time.perf_counter()
+        method: str = scope["method"]
         try:
             await self.app(scope, receive, send_id)
         except asyncio.CancelledError:
@@ -114,8 +122,9 @@ class Observe:
             )
         finally:
             seconds = time.perf_counter() - start
-            method: str = scope["method"]
-            route = self._route(scope) if http is not None or method != "GET" else UNMATCHED
+            named = http is not None or method != "GET" or sp is not None
+            route = self._route(scope) if named else UNMATCHED
+            tracing.finish_request(sp, method, route, status)
             if http is not None:
                 http.in_flight.dec()
                 http.observe(route, method, status, seconds)

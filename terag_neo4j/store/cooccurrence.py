@@ -10,6 +10,7 @@ from collections.abc import Callable
 from neo4j import ManagedTransaction
 from neo4j.exceptions import ConstraintError, DatabaseError
 
+from terag_neo4j import tracing
 from terag_neo4j.store.cypher import cypher_statements, run_cypher
 from terag_neo4j.store.pairs import apply_pair_deltas, pair_deltas
 from terag_neo4j.store.sessions import NOTHING_ADDED, StoreCore, bump_version_tx
@@ -140,7 +141,8 @@ class Cooccurrence:
         self.core.write_tx(mark("resetting"))
 
         def run() -> None:  # batched deletes: a retry continues where the last one stopped
-            with self.core.session(timeout_s=self.core.bulk_timeout_s) as s:
+            timeout = self.core.bulk_timeout_s
+            with self.core.session(timeout_s=timeout) as s, tracing.statement("reset_cooccurrence"):
                 for stmt in cypher_statements("reset_cooccurrence"):
                     s.run(stmt, namespace=namespace).consume()
 

@@ -12,6 +12,8 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from terag_neo4j import tracing
+
 if TYPE_CHECKING:  # the text of a statement needs no driver
     from neo4j import ManagedTransaction, Result, Session
 
@@ -49,6 +51,9 @@ class Unprinted(list[Any]):
 
 
 def run_cypher(tx: ManagedTransaction | Session, name: str, /, **params: Any) -> Result:
-    """`cypher/<name>.cypher` run in `tx` with `params`, its lists never formatted as text."""
+    """`cypher/<name>.cypher` run in `tx` with `params`, its lists never formatted as text.
+    Traced as a span `cypher <name>` (until Neo4j answers the statement: its records stream
+    after), with the file's name and never a parameter's value."""
     quiet = {k: Unprinted(v) if isinstance(v, (list, tuple)) else v for k, v in params.items()}
-    return tx.run(load_cypher(name), quiet)
+    with tracing.statement(name):
+        return tx.run(load_cypher(name), quiet)

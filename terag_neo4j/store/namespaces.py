@@ -12,6 +12,7 @@ from typing import Any
 from neo4j import ManagedTransaction
 from neo4j.exceptions import ClientError
 
+from terag_neo4j import tracing
 from terag_neo4j.store.cypher import cypher_statements, run_cypher
 from terag_neo4j.store.ids import check_namespace, projection_name_re
 from terag_neo4j.store.search import SearchIndexes
@@ -83,7 +84,8 @@ class Namespaces:
         self.search_indexes.drop(namespace)
 
         def run() -> None:  # batched deletes: a retry continues where the last one stopped
-            with self.core.session(timeout_s=self.core.bulk_timeout_s) as s:
+            timeout = self.core.bulk_timeout_s
+            with self.core.session(timeout_s=timeout) as s, tracing.statement("drop_namespace"):
                 for stmt in cypher_statements("drop_namespace"):
                     s.run(stmt, namespace=namespace, keep_job=keep_job).consume()
 

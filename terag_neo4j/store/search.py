@@ -15,6 +15,7 @@ from typing import Any
 
 from neo4j.exceptions import ClientError
 
+from terag_neo4j import tracing
 from terag_neo4j.errors import one_line
 from terag_neo4j.store.connection import write_refused
 from terag_neo4j.store.cypher import cypher_statements, load_cypher, run_cypher
@@ -92,10 +93,11 @@ class SearchIndexes:
             # Waiting for the indexes may take INDEX_WAIT_S: longer than a statement may run
             timeout = max(self.core.statement_timeout_s, INDEX_WAIT_S + 60)
             with self.core.session(timeout_s=timeout) as s:
-                for stmt in cypher_statements("namespace_indexes"):
-                    s.run(
-                        stmt.replace("__LABEL__", label), dimensions=dimensions, **names
-                    ).consume()
+                with tracing.statement("namespace_indexes"):
+                    for stmt in cypher_statements("namespace_indexes"):
+                        s.run(
+                            stmt.replace("__LABEL__", label), dimensions=dimensions, **names
+                        ).consume()
                 for name in names.values():
                     run_cypher(s, "await_index", name=name, seconds=INDEX_WAIT_S).consume()
 
@@ -109,11 +111,12 @@ class SearchIndexes:
             if not rows:
                 return moved
             fields = [{"uid": r["uid"], **search_fields(r["title"], r["text"])} for r in rows]
-            self.core.write_tx(
-                lambda tx, f=fields: tx.run(  # type: ignore[misc]
-                    load_cypher("searchable_passages"), rows=f, label=label
-                ).consume()
-            )
+            with tracing.statement("searchable_passages"):
+                self.core.write_tx(
+                    lambda tx, f=fields: tx.run(  # type: ignore[misc]
+                        load_cypher("searchable_passages"), rows=f, label=label
+                    ).consume()
+                )
             moved += len(rows)
 
     def drop(self, namespace: str) -> None:

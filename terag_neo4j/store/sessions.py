@@ -25,6 +25,7 @@ from tenacity import (
     wait_exponential,
 )
 
+from terag_neo4j import tracing
 from terag_neo4j.config import Settings
 from terag_neo4j.core.passage_ids import SCHEME as PASSAGE_ID_SCHEME
 from terag_neo4j.store.connection import (
@@ -313,7 +314,7 @@ class StoreCore:
         """Run `schema.cypher` (`GraphStore.ensure_schema` first repairs what would refuse it)."""
 
         def run() -> None:  # idempotent, so safe to retry as a whole
-            with self.session() as s:
+            with self.session() as s, tracing.statement("schema"):
                 for stmt in cypher_statements("schema"):
                     try:
                         s.run(stmt).consume()

@@ -136,9 +136,11 @@ def running_service(
     tenants: tuple[str, str],
     log: Path,
     preexec_fn: Callable[[], None] | None = None,
+    stdout: Path | None = None,
 ) -> Iterator[Service]:
     """A real `terag serve` subprocess on a free loopback port, ready; stopped afterwards (its
-    log's tail is printed when it fails to start). `preexec_fn` runs in the child first."""
+    log's tail is printed when it fails to start). `preexec_fn` runs in the child first. Its
+    standard output goes to `stdout` where given (the log has its standard error then)."""
     ns_a, ns_b = tenants
     port = free_port()
     url = f"http://127.0.0.1:{port}"
@@ -156,13 +158,13 @@ def running_service(
         if preexec_fn is not None:
             preexec_fn()
 
-    with log.open("wb") as out:
+    with log.open("wb") as out, (stdout or log).open("ab") as printed:
         proc = subprocess.Popen(
             [sys.executable, "-m", "terag_neo4j.cli", "serve", "--port", str(port)],
             cwd=REPO,
             env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
+            stdout=printed if stdout is not None else out,
+            stderr=subprocess.STDOUT if stdout is None else out,
             preexec_fn=setup,
         )
         try:

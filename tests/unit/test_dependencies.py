@@ -106,7 +106,9 @@ def test_constraints_pin_every_requirement_inside_its_range() -> None:
 
 
 def test_package_imports_are_declared_runtime_or_extra_dependencies() -> None:
-    allowed = declared("", "st", "server", "spacy", "graphrag", "service", "documents", "openai")
+    allowed = declared(
+        "", "st", "server", "spacy", "graphrag", "service", "documents", "openai", "otel"
+    )
     missing = {
         m: distributions_of(m)
         for m in imported_modules(ROOT / "terag_neo4j")
@@ -131,7 +133,7 @@ def test_bench_imports_are_declared_in_its_own_pyproject() -> None:
 
 def test_test_and_bench_imports_are_declared() -> None:
     allowed = declared(
-        "", "st", "server", "spacy", "bench", "graphrag", "service", "documents", "dev"
+        "", "st", "server", "spacy", "bench", "graphrag", "service", "documents", "dev", "otel"
     )
     folders = (ROOT / "tests", ROOT / "bench", ROOT / "scripts")
     modules = set().union(*(imported_modules(f) for f in folders))
