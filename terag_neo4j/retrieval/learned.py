@@ -8,7 +8,7 @@ ranking saw, the walk's chain does. The model reads these per question and per p
 (`FEATURES`), every score scaled within the question's own ranking, so an embedder or an index of
 another scale ranks the same way.
 
-The weights are data (`terag_neo4j/data/final_rank_v1.json`), trained offline by
+The weights are data (`terag_neo4j/data/final_rank_v2.json`), trained offline by
 `terag-bench final-rank-train` from the bench sets' training questions, chosen by
 leave-one-corpus-out validation (docs/retrieval.md). Nothing is trained at run time; scoring is
 a dot product per candidate (about 40 candidates, microseconds).
@@ -26,9 +26,11 @@ from typing import Any
 
 from terag_neo4j.errors import TeragError
 
-MODEL_FILE = "final_rank_v1.json"
+MODEL_FILE = "final_rank_v2.json"
 FORMAT = "terag-final-rank/1"
-# Each flat channel's passages taken as candidates, and the walk's.
+# Each flat channel's passages taken as candidates, and the walk's, unless the model file names
+# its own (`candidates`); the walk returns this many for the learned ranking, so a model's walk
+# pool is at most this.
 FLAT_CANDIDATES = 10
 WALK_CANDIDATES = 20
 # A channel's raw scores are scaled between its first passage and the one at this rank
@@ -114,24 +116,23 @@ def _rr(ranking: Sequence[tuple[int, float]], depth: int) -> dict[int, float]:
     return {n: 1.0 / (i + 1) for i, (n, _) in enumerate(ranking[:depth])}
 
 
-def candidates(x: Inputs) -> list[int]:
-    """The union of the walk's and both flat rankings' top passages, the walk's first."""
-    out = dict.fromkeys(n for n, _ in x.walk[:WALK_CANDIDATES])
+def candidates(x: Inputs, walk: int = WALK_CANDIDATES, flat: int = FLAT_CANDIDATES) -> list[int]:
+    """The union of the walk's top `walk` and both flat rankings' top `flat` passages, the
+    walk's first."""
+    out = dict.fromkeys(n for n, _ in x.walk[:walk])
     for ranking in (x.vector, x.text):
-        out.update(dict.fromkeys(n for n, _ in ranking[:FLAT_CANDIDATES]))
+        out.update(dict.fromkeys(n for n, _ in ranking[:flat]))
     return list(out)
 
 
-def features(x: Inputs) -> tuple[list[int], list[list[float]]]:
-    """The candidates and one row of `FEATURES` each."""
-    nodes = candidates(x)
-    walk_rr, vec_rr, text_rr = (
-        _rr(x.walk, WALK_CANDIDATES),
-        _rr(x.vector, FLAT_CANDIDATES),
-        _rr(x.text, FLAT_CANDIDATES),
-    )
+def features(
+    x: Inputs, walk: int = WALK_CANDIDATES, flat: int = FLAT_CANDIDATES
+) -> tuple[list[int], list[list[float]]]:
+    """The candidates (`candidates`) and one row of `FEATURES` each."""
+    nodes = candidates(x, walk, flat)
+    walk_rr, vec_rr, text_rr = _rr(x.walk, walk), _rr(x.vector, flat), _rr(x.text, flat)
     top_mass = x.walk[0][1] if x.walk and x.walk[0][1] > 0 else 1.0
-    mass = {n: s / top_mass for n, s in x.walk[:WALK_CANDIDATES]}
+    mass = {n: s / top_mass for n, s in x.walk[:walk]}
     vec, text = _scaled(x.vector), _scaled(x.text)
     margin = (
         vec.get(x.vector[0][0], 0.0) - vec.get(x.vector[1][0], 0.0) if len(x.vector) > 1 else 0.0
@@ -191,13 +192,15 @@ class Model:
 
     weights: tuple[float, ...]
     version: str = ""
+    walk: int = WALK_CANDIDATES  # the candidate pool: the walk's top, each flat ranking's top
+    flat: int = FLAT_CANDIDATES
 
     def score(self, row: Sequence[float]) -> float:
         return sum(w * v for w, v in zip(self.weights, row, strict=True))
 
     def rank(self, x: Inputs) -> list[tuple[int, float]]:
         """The candidates best first, each with its probability; ties keep the walk's order."""
-        nodes, rows = features(x)
+        nodes, rows = features(x, self.walk, self.flat)
         scored = [
             (n, 1.0 / (1.0 + math.exp(-self.score(r))), i)
             for i, (n, r) in enumerate(zip(nodes, rows, strict=True))
@@ -215,11 +218,19 @@ class Model:
         weights = [float(w) for w in data["weights"]]
         if len(weights) != len(FEATURES) or not all(math.isfinite(w) for w in weights):
             raise ModelError("final-rank model weights are not one finite number per feature")
-        return cls(tuple(weights), str(data.get("version", "")))
+        pool = data.get("candidates") or {}
+        walk, flat = pool.get("walk", WALK_CANDIDATES), pool.get("flat", FLAT_CANDIDATES)
+        if not all(
+            isinstance(v, int) and 1 <= v <= cap for v, cap in ((walk, WALK_CANDIDATES), (flat, 50))
+        ):
+            raise ModelError(
+                f"final-rank model candidates must be 1-{WALK_CANDIDATES} walk and 1-50 flat passages"
+            )
+        return cls(tuple(weights), str(data.get("version", "")), walk, flat)
 
 
 @cache
 def shipped() -> Model:
-    """The packaged model (`terag_neo4j/data/final_rank_v1.json`), read once."""
+    """The packaged model (`terag_neo4j/data/final_rank_v2.json`), read once."""
     text = resources.files("terag_neo4j").joinpath("data", MODEL_FILE).read_text(encoding="utf-8")
     return Model.from_json(json.loads(text))

@@ -137,3 +137,29 @@ def test_another_embedders_namespace_ranks_alike(base_settings: Settings, namesp
         assert "Wolfsburg" in res.passages[0].text
         ids, want = learned_ids(client, "Who designed the Volkswagen Beetle?", 3)
         assert ids == want
+
+
+def test_without_a_vector_ranking_the_walks_order_stands(sample_client: TeragClient) -> None:
+    """Every passage of a namespace carries a vector (an archive without them is refused), so a
+    namespace without vectors is what the stage sees as an empty vector ranking: the real
+    walk's inputs with the vector ranking taken out keep the walk's order (the model, trained
+    with vectors always there, ranked worse than the walk without them); with the vector
+    ranking the model scores them (its probabilities, not the walk's mass)."""
+    r = sample_client.retriever
+    base = sample_client.settings
+    q = "Which city is the headquarters of Volkswagen?"
+    r.settings = base.with_overrides(retrieval={"final_rank": "walk"})
+    seen: list[learned.Inputs] = []
+    r.probe = seen.append
+    try:
+        walked = r.retrieve(q, top_k=20).passages
+    finally:
+        r.probe = None
+        r.settings = base
+    (x,) = seen
+    blind = learned.Inputs(x.walk, x.text, [], x.linked, x.support)
+    ranked = final_rank.learned_order(sample_client.store, blind, walked, 3)
+    assert [p.id for p in ranked] == [p.id for p in walked[:3]]
+    assert "Wolfsburg" in ranked[0].text
+    with_vectors = final_rank.learned_order(sample_client.store, x, walked, 3)
+    assert [p.score for p in with_vectors] != [p.score for p in ranked]

@@ -94,3 +94,15 @@ def test_learned_is_a_final_rank_value_the_paper_does_not_use() -> None:
     assert resolve("default", {"final_rank": "learned"}).final_rank == "learned"
     assert PAPER.final_rank == "walk"
     assert "learned" in RetrievalConfig.model_fields["final_rank"].annotation.__args__  # type: ignore[union-attr]
+
+
+def test_a_model_file_names_its_candidate_pool_within_the_walks_depth() -> None:
+    good = {"format": learned.FORMAT, "features": list(FEATURES), "weights": [0.0] * len(FEATURES)}
+    model = Model.from_json({**good, "candidates": {"walk": 3, "flat": 1}})
+    assert (model.walk, model.flat) == (3, 1)
+    # node 6 is the vector ranking's third: outside a flat pool of one
+    assert {n for n, _ in model.rank(inputs())} == {1, 2, 3, 4}
+    assert (learned.shipped().walk, learned.shipped().flat) != (0, 0)
+    for bad in ({"walk": learned.WALK_CANDIDATES + 1, "flat": 5}, {"walk": 5, "flat": 0}):
+        with pytest.raises(ModelError, match="candidates"):
+            Model.from_json({**good, "candidates": bad})
