@@ -57,8 +57,16 @@ def _q_folder(home: Path) -> Path:
 
 
 def _nncf_ir(onnx: Path, tokenizer: Path, texts: list[str], out: Path) -> Path:
-    import nncf  # type: ignore[import-not-found,unused-ignore]
+    import importlib
+
     from tokenizers import Tokenizer
+
+    from terag_neo4j.errors import DependencyError
+
+    try:  # not a dependency of the bench: installed apart, only to measure it
+        nncf = importlib.import_module("nncf")
+    except ImportError as e:
+        raise DependencyError("--nncf needs the nncf package: pip install nncf==3.4.0") from e
 
     from terag_neo4j.embeddings.openvino import load_openvino
 
