@@ -53,6 +53,7 @@ COMMANDS: dict[str, str] = {
     "bench-job-progress": (
         "A 150,000-paragraph document through terag serve: first progress and its gaps"
     ),
+    "bench-upgrade": "A database an older release built, served and written by today's code",
 }
 
 
@@ -207,6 +208,7 @@ def register_cli(subparsers: Any) -> None:
     from terag_bench.scale import register_cli as register_scale
     from terag_bench.serve_load import register_cli as register_serve_load
     from terag_bench.soak import register_cli as register_soak
+    from terag_bench.upgrade_bench import register_cli as register_upgrade
 
     register_extraction(subparsers)
     register_ingest(subparsers)
@@ -223,6 +225,7 @@ def register_cli(subparsers: Any) -> None:
     register_llm_parity(subparsers)
     register_archive(subparsers)
     register_job_progress(subparsers)
+    register_upgrade(subparsers)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
