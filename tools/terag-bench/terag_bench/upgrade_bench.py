@@ -76,6 +76,8 @@ def register_cli(subparsers: Any) -> None:
 
 
 def resolve(repo: Path, rev: str) -> str:
+    if rev.startswith("-"):  # git would read it as an option
+        raise SystemExit(f"bench-upgrade: {rev!r} is not a commit")
     done = subprocess.run(
         ["git", "-C", str(repo), "rev-parse", "--verify", f"{rev}^{{commit}}"],
         capture_output=True,
