@@ -7,8 +7,10 @@ passages). The second writes in batches, one transaction each, into the target n
 `importing` (with the import's token) and under a lease of its own. Nothing partial is left:
 a failure drops what the import wrote, and a namespace a killed import left marked (its lease
 run out, or the same token: a job resumed after kill -9) is dropped by the next import into it,
-which then starts over. Batches rather than one transaction keep Neo4j's transaction memory
-flat; the mark and the drop give the all-or-nothing a single transaction would.
+which then starts over; the import it replaced (a worker that lost its job's lease) writes
+nothing more and drops nothing of the new one, fenced by the namespace's epoch. Batches rather
+than one transaction keep Neo4j's transaction memory flat; the mark and the drop give the
+all-or-nothing a single transaction would.
 """
 
 from __future__ import annotations
@@ -123,14 +125,18 @@ def import_archive(
         if check_target(store, target, manifest, token):
             log.warning("dropping namespace %r, left unfinished by an import", target)
             store.namespaces.drop(target, keep_job=token)
-        with held_lease(store, target, f"import-{token}"):
-            _begin(store, target, zf, manifest, token)
+        with held_lease(store, target, f"import-{token}"), store.writing(target):
+            epoch = _begin(store, target, zf, manifest, token)
             try:
                 _write(store, target, zf, manifest, report, progress)
                 _finish(store, target, zf, token)
             except BaseException:
-                log.warning("import into %r failed: dropping what it wrote", target)
-                store.namespaces.drop(target, keep_job=token)
+                # Only the incarnation this import made: a job's next worker, once this one's
+                # lease ran out, drops it and imports anew, and that namespace is not ours
+                if store.namespaces.drop(target, keep_job=token, epoch=epoch):
+                    log.warning("import into %r failed: dropped what it wrote", target)
+                else:
+                    log.warning("import into %r stopped: another import took it over", target)
                 raise
     report.seconds = time.perf_counter() - t0
     report.counts = dict(manifest["counts"])
@@ -147,7 +153,9 @@ def import_archive(
 
 def _begin(
     store: GraphStore, target: str, zf: zipfile.ZipFile, manifest: dict[str, Any], token: str
-) -> None:
+) -> str:
+    """Mark the target as being imported; its epoch, the incarnation this import writes (the
+    store's pin refuses every later batch once another import has made the namespace anew)."""
     meta: dict[str, Any] = dict(next(rows(zf, "namespace.jsonl"), {"props": {}})["props"])
     emb = manifest["embedding"]
     meta |= {
@@ -158,15 +166,17 @@ def _begin(
     }
     state = "kept" if manifest.get("cooccurrence") == "kept" else "lazy"
 
-    def work(tx: ManagedTransaction) -> None:
-        store.lock_row(tx, target)
+    def work(tx: ManagedTransaction) -> str:
+        row = store.lock_row(tx, target)
         run_cypher(
             tx, "import_begin", namespace=target, meta=meta, cooccurrence=state, token=token
         ).consume()
+        return str(row["epoch"])
 
-    store.write_tx(work)
+    epoch = store.write_tx(work)
     store.search_indexes.ready.discard(target)
     store.search_indexes.ensure(target, None, lambda: int(emb["dimensions"]))
+    return epoch
 
 
 def _write_batch(store: GraphStore, target: str, name: str, **params: Any) -> int:

@@ -318,7 +318,16 @@ class JobStore:
             delay_ms=int(delay_s * 1000),
         )
 
-    def finish(self, job_id: str, owner: str, state: str, errors: Sequence[str] = ()) -> None:
+    def finish(
+        self,
+        job_id: str,
+        owner: str,
+        state: str,
+        errors: Sequence[str] = (),
+        written: int | None = None,
+    ) -> None:
+        """End the job `state`; `written`: the passages the group in hand wrote, if known (else
+        its last heartbeat's count stands)."""
         self._write(
             "job_finish",
             id=job_id,
@@ -326,6 +335,7 @@ class JobStore:
             state=state,
             errors=list(errors),
             max_errors=MAX_ERRORS,
+            written=written,
         )
 
     def sweep(self, retention_s: float) -> int:

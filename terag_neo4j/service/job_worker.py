@@ -203,7 +203,8 @@ class Worker:
                 on_progress=on_progress,
             )
         except IngestCancelled:
-            self.stopped(jobs, job, why[0] if why else "cancel")
+            group = flags.group or {}
+            self.stopped(jobs, job, why[0] if why else "cancel", written=group.get("done"))
             return
         except (Neo4jUnavailable, Neo4jTransientError) as e:
             self.retry(jobs, job, e)
@@ -222,9 +223,10 @@ class Worker:
             jobs.delete_documents(job.id)
             log.info("ingest job %s %s", job.id, state)
 
-    def stopped(self, jobs: JobStore, job: StoredJob, why: str) -> None:
+    def stopped(self, jobs: JobStore, job: StoredJob, why: str, written: int | None = None) -> None:
+        """`written`: the passages the stopped group wrote (they stay, and count as done)."""
         if why == "cancel":
-            jobs.finish(job.id, self.owner, "cancelled")
+            jobs.finish(job.id, self.owner, "cancelled", written=written)
             jobs.delete_documents(job.id)
             log.info("ingest job %s cancelled", job.id)
         elif why == "yield":

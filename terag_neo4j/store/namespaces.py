@@ -74,13 +74,19 @@ class Namespaces:
             ).consume()
         )
 
-    def drop(self, namespace: str, keep_job: str | None = None) -> None:
+    def drop(self, namespace: str, keep_job: str | None = None, epoch: str | None = None) -> bool:
         """Mark the namespace as being dropped (under its write lock: a running ingest's batch
         finishes first, its next one is refused), drop its indexes, then delete its graph. Its
-        unfinished jobs fail, but for `keep_job` (the import job that drops it)."""
-        self.core.write_tx(
-            lambda tx: run_cypher(tx, "mark_dropping", namespace=namespace).consume()
-        )
+        unfinished jobs fail, but for `keep_job` (the import job that drops it). With `epoch`,
+        only that incarnation of it is dropped: False, and nothing done, when the namespace is
+        another one now (or gone)."""
+
+        def mark(tx: ManagedTransaction) -> bool:
+            rec = run_cypher(tx, "mark_dropping", namespace=namespace, epoch=epoch).single()
+            return rec is not None
+
+        if not self.core.write_tx(mark) and epoch is not None:
+            return False
         self.search_indexes.drop(namespace)
 
         def run() -> None:  # batched deletes: a retry continues where the last one stopped
@@ -90,6 +96,7 @@ class Namespaces:
                     s.run(stmt, namespace=namespace, keep_job=keep_job).consume()
 
         self.core.call(run)
+        return True
 
     def all(self) -> list[NamespaceInfo]:
         return [

@@ -111,6 +111,33 @@ def test_a_cancelled_job_never_starts_and_never_ends_succeeded(
     assert js.get(orphan.id).view().state == "cancelled"  # type: ignore[union-attr]
 
 
+def test_a_cancelled_jobs_view_counts_the_batches_its_group_wrote(
+    jobs: tuple[JobStore, str],
+) -> None:
+    """An ingest cancelled in the middle of a group keeps the batches it wrote: its view counts
+    them (it read 0 of 0), whether its worker ends it with the count it saw last or the job is
+    ended after its worker died, with the count its heartbeat last recorded."""
+    js, tag = jobs
+    group = {"done": 2, "total": 3, "estimate": 3, "document": "a"}
+    for written, want in ((None, 2), (3, 3)):  # the heartbeat's count, or one batch more
+        job = js.submit(f"{tag}-c", DOCS, "key1", 256)
+        assert js.claim("w1", LEASE_S) is not None
+        assert js.heartbeat(job.id, "w1", LEASE_S, 3, group).mine
+        js.cancel(job.id)
+        js.finish(job.id, "w1", "cancelled", **({"written": written} if written else {}))
+        v = js.get(job.id).view()  # type: ignore[union-attr]
+        assert (v.state, v.passages_done, v.passages_total) == ("cancelled", want, want)
+
+    orphan = js.submit(f"{tag}-o", DOCS, "key1", 256)
+    assert js.claim("w1", LEASE_S) is not None
+    assert js.heartbeat(orphan.id, "w1", LEASE_S, 3, group).mine
+    js.cancel(orphan.id)
+    time.sleep(LEASE_S + 0.3)  # its worker died before it saw the cancel
+    assert js.claim("w2", LEASE_S) is None
+    v = js.get(orphan.id).view()  # type: ignore[union-attr]
+    assert (v.state, v.passages_done, v.passages_total) == ("cancelled", 2, 2)
+
+
 def test_namespaces_take_turns_and_jobs_of_one_namespace_keep_their_order(
     jobs: tuple[JobStore, str],
 ) -> None:

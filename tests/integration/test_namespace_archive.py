@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import uuid
 import zipfile
 from collections.abc import Callable, Iterator
@@ -19,7 +20,9 @@ import pytest
 
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
+from terag_neo4j.errors import IngestCancelled
 from terag_neo4j.indexing.namespace_import import import_archive
+from terag_neo4j.store import NamespaceDropped
 from terag_neo4j.store.archive_format import MANIFEST
 from terag_neo4j.store.archive_rows import ArchiveError
 from tests.integration.conftest import connection_env
@@ -247,6 +250,43 @@ def test_a_killed_imports_leftover_is_replaced_by_the_next_import(
     assert report.passages > 0
     src = sample_client.settings.namespace
     assert store.namespaces.fingerprint(fresh) == store.namespaces.fingerprint(src)
+
+
+@pytest.mark.parametrize("noticed", [True, False], ids=["noticed", "not-noticed"])
+def test_an_import_that_lost_its_lease_leaves_the_next_workers_namespace_alone(
+    sample_client: TeragClient,
+    archive: Path,
+    fresh: str,
+    noticed: bool,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Worker A stalls after its first batch of passages; its job's lease runs out and worker B
+    (the same job, so the same token) drops A's leftover and imports the whole archive on its
+    own thread. A then either learns it lost (its progress raises, as the import job's does) or
+    goes on writing as if it had not; either way A's next batch is refused and A's cleanup
+    leaves B's namespace whole (it dropped it: the defect this fences)."""
+    store = sample_client.store
+    monkeypatch.setattr(store, "write_batch", 2)  # several passage batches: A stops midway
+    taken: list[object] = []
+
+    def stalled(what: str, n: int) -> None:
+        if what != "passages" or taken:
+            return
+        b = threading.Thread(
+            target=lambda: taken.append(import_archive(store, archive, fresh, token="job-1"))
+        )
+        b.start()
+        b.join()
+        if noticed:
+            raise IngestCancelled("import stopped: lost")
+
+    with pytest.raises((IngestCancelled, NamespaceDropped)):
+        import_archive(store, archive, fresh, token="job-1", progress=stalled)
+    assert len(taken) == 1, "worker B's import did not finish"
+    src = sample_client.settings.namespace
+    assert store.namespaces.fingerprint(fresh) == store.namespaces.fingerprint(src)
+    assert store.read("import_target", namespace=fresh)[0]["importing"] is None
+    assert top10(sample_client, fresh) == top10(sample_client, src)
 
 
 def test_the_cli_exports_and_imports(

@@ -129,3 +129,6 @@ def test_a_cancel_stops_a_large_document_mid_way(svc: Service, namespace: str) -
     # at a load of 40 on 2 cores); the whole document would take minutes more
     assert took < 60, f"the cancel took {took:.1f} s"
     assert j["passages_done"] < MIN_PASSAGES
+    # the batches written before the cancel stay in the namespace, and the view counts them
+    # (a finished job's view read 0 of 0)
+    assert 0 < j["passages_done"] == j["passages_total"], j

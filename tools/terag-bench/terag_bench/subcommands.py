@@ -56,6 +56,7 @@ COMMANDS: dict[str, str] = {
     "bench-embed-int8": (
         "bge-small-en-v1.5 in f32 against int8: CPU s per 1,000 passages, vector cosines"
     ),
+    "bench-upgrade": "A database an older release built, served and written by today's code",
 }
 
 
@@ -211,6 +212,7 @@ def register_cli(subparsers: Any) -> None:
     from terag_bench.scale import register_cli as register_scale
     from terag_bench.serve_load import register_cli as register_serve_load
     from terag_bench.soak import register_cli as register_soak
+    from terag_bench.upgrade_bench import register_cli as register_upgrade
 
     register_extraction(subparsers)
     register_ingest(subparsers)
@@ -228,6 +230,7 @@ def register_cli(subparsers: Any) -> None:
     register_archive(subparsers)
     register_job_progress(subparsers)
     register_embed_int8(subparsers)
+    register_upgrade(subparsers)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
