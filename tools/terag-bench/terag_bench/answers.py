@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from terag_bench.bootstrap import LEVEL, RESAMPLES, SEED, paired_bootstrap
 from terag_bench.datasets import Question
 from terag_bench.scoring import best_over_aliases, mean
 from terag_bench.token_figures import per, total
@@ -221,6 +222,7 @@ def answer_methods(
     answered = len(per_q[names[0]]) if names else 0
     return {
         "methods": methods,
+        "differences": differences(per_q),
         "model": reader.llm.model,
         "max_tokens": READER_MAX_TOKENS,
         "questions_answered": answered,
@@ -233,6 +235,43 @@ def answer_methods(
         "seconds_per_fresh_call": round(mean(fresh_s), 3),
         "wall_s": round(time.perf_counter() - started, 3),
     }
+
+
+def reference_method(names: Sequence[str]) -> str | None:
+    """The method the others are compared with: the default TERAG row (`terag-<extractor>`,
+    not one of its variants), else the first."""
+    return next(
+        (m for m in names if m.startswith("terag-") and "/" not in m), next(iter(names), None)
+    )
+
+
+def differences(per_q: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any]:
+    """EM and F1 of the reference method minus each other method's, in percentage points, with
+    a paired bootstrap interval over the questions all of them answered (the same ones, since
+    questions are answered for every method in turn)."""
+    ref = reference_method(list(per_q))
+    out: dict[str, Any] = {
+        "reference": ref,
+        "unit": "percentage points",
+        "resamples": RESAMPLES,
+        "seed": SEED,
+        "level": LEVEL,
+        "methods": {},
+    }
+    if ref is None:
+        return out
+    for m, rows in per_q.items():
+        if m == ref:
+            continue
+        diff: dict[str, Any] = {}
+        for metric in ("em", "f1"):
+            iv = paired_bootstrap(
+                [100.0 * float(r[metric]) for r in per_q[ref]],
+                [100.0 * float(r[metric]) for r in rows],
+            )
+            diff[metric] = None if iv is None else iv.as_dict(2)
+        out["methods"][m] = diff
+    return out
 
 
 def bench_answers(

@@ -170,6 +170,7 @@ def answers_table(result: dict[str, Any]) -> str | None:
             f"| {m} | {a.get('questions', '')} | {_pct(a['em'])} | {_pct(a['f1'])} | "
             f"{pair(t['input_per_query'], t['output_per_query'])} |"
         )
+    rows += _difference_rows(ans.get("differences"))
     if "questions_answered" in ans:
         rows.append("")
         rows.append(
@@ -178,6 +179,30 @@ def answers_table(result: dict[str, Any]) -> str | None:
             f"({ans['seconds_per_fresh_call']:.1f} s each), {ans['calls_cached']} from the cache."
         )
     return "\n".join(rows)
+
+
+def _interval(d: dict[str, float] | None) -> str:
+    if d is None:
+        return "n/a"
+    return f"{d['observed']:+.1f} [{d['low']:+.1f}, {d['high']:+.1f}]"
+
+
+def _difference_rows(diffs: dict[str, Any] | None) -> list[str]:
+    """The reference method minus each other one, with its paired bootstrap interval."""
+    if not diffs or not diffs.get("methods"):
+        return []
+    level = round(100 * diffs["level"])
+    rows = [
+        "",
+        f"{diffs['reference']} minus each method, percentage points [paired bootstrap {level} % "
+        f"interval, {diffs['resamples']:,} resamples, seed {diffs['seed']}]:",
+        "",
+        "| minus | EM | F1 |",
+        "|---|---:|---:|",
+    ]
+    for m, d in diffs["methods"].items():
+        rows.append(f"| {m} | {_interval(d['em'])} | {_interval(d['f1'])} |")
+    return rows
 
 
 def markdown_report(results: Sequence[dict[str, Any]]) -> str:

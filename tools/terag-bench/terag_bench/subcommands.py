@@ -236,7 +236,7 @@ def register_cli(subparsers: Any) -> None:
 def cmd_bench(args: argparse.Namespace) -> int:
     from terag_bench.bench import BenchConfig, run_bench
     from terag_bench.datasets import list_datasets, load_dataset, resolve_dataset
-    from terag_bench.outputs import detail_table, write_json, write_summary
+    from terag_bench.outputs import answers_table, detail_table, write_json, write_summary
     from terag_bench.versus import versus, versus_table
     from terag_neo4j.config import Settings
     from terag_neo4j.indexing.loading import InputNotFound
@@ -286,6 +286,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         path = write_json(result, args.out / f"{stem}.json")
         print(detail_table(result))
         print(versus_table(result) or "")
+        answers = answers_table(result)
+        if answers:
+            print(answers)
         print(f"{dataset.name}: {result['timings_s']['total_s']:.1f}s; wrote {path}")
     for p in write_summary(args.out, plots=not args.no_plots):
         print(f"wrote {p}")
