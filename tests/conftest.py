@@ -17,4 +17,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # only where the services are stays (tests/fixtures/settings.py).
 scrub_environment(os.environ)
 
-pytest_plugins = ["tests.fixtures.neo4j", "tests.fixtures.ollama", "tests.fixtures.tiny_models"]
+pytest_plugins = [
+    "tests.fixtures.neo4j",
+    "tests.fixtures.ollama",
+    "tests.fixtures.spans",
+    "tests.fixtures.tiny_models",
+]

@@ -6,14 +6,11 @@ SDK's in-memory exporter, not a collector)."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
 
 import pytest
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from terag_neo4j import tracing
 from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
 from terag_neo4j.store import cypher
@@ -22,18 +19,6 @@ pytestmark = pytest.mark.integration
 
 QUESTION = "Which engineer designed the car built in Puebla until 2003?"
 STAGES = {"projection", "linking", "flat", "embedding", "restart", "walk", "final"}
-
-
-@pytest.fixture
-def spans() -> Iterator[InMemorySpanExporter]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    tracing.enable(provider)
-    try:
-        yield exporter
-    finally:
-        tracing.enable(None)
 
 
 @pytest.fixture

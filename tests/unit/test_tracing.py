@@ -10,12 +10,9 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from terag_neo4j import tracing
@@ -80,18 +77,6 @@ def test_the_standard_variables_choose_the_exporters(
     env: dict[str, str], expected: list[str]
 ) -> None:
     assert tracing.wanted(env) == expected
-
-
-@pytest.fixture
-def spans() -> Iterator[InMemorySpanExporter]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    tracing.enable(provider)
-    try:
-        yield exporter
-    finally:
-        tracing.enable(None)
 
 
 def test_off_a_stage_still_times_and_an_error_leaves_no_time() -> None:
