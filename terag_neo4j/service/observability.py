@@ -25,6 +25,7 @@ from fastapi import FastAPI
 
 from terag_neo4j import tracing
 from terag_neo4j.service.audit import audit_write, write_action
+from terag_neo4j.service.metrics import METHODS
 from terag_neo4j.service.middleware import send_error
 
 if TYPE_CHECKING:
@@ -83,7 +84,8 @@ class Observe:
             await self.app(scope, receive, send)
             return
         rid = request_id_of(scope["headers"])
-        method: str = scope["method"]
+        # A made-up method (up to h11's header limit) is no span name: OTel's `_OTHER`
+        method = scope["method"] if scope["method"] in METHODS else "_OTHER"
         attributes = {"http.request.method": method, "terag.request_id": rid}
         with tracing.span(method, attributes, server=True) as sp:
             await self._observe(scope, receive, send, rid, sp)
@@ -124,7 +126,7 @@ class Observe:
             seconds = time.perf_counter() - start
             named = http is not None or method != "GET" or sp is not None
             route = self._route(scope) if named else UNMATCHED
-            tracing.finish_request(sp, method, route, status)
+            tracing.finish_request(sp, method if method in METHODS else "_OTHER", route, status)
             if http is not None:
                 http.in_flight.dec()
                 http.observe(route, method, status, seconds)

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -165,3 +166,27 @@ def test_an_error_is_marked_by_its_type_not_its_message(spans: InMemorySpanExpor
         assert s.status.status_code.name == "ERROR" and s.status.description == "ValueError"
         assert not s.events and "Beetle" not in repr(dict(s.attributes or {}))
         assert (s.attributes or {})["error.type"] == "ValueError"
+
+
+def test_a_made_up_method_is_traced_as_other(spans: InMemorySpanExporter) -> None:
+    """A 12 KB method name (h11 takes up to its header limit) names no span: OTel's `_OTHER`."""
+    import asyncio
+
+    from terag_neo4j.service.observability import Observe
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 405, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: Any) -> None:
+        pass
+
+    scope = {"type": "http", "method": "X" * 12_000, "path": "/v1/health", "headers": []}
+    asyncio.run(Observe(app, [], None)(scope, receive, send))
+    (span,) = spans.get_finished_spans()
+    assert span.name == "_OTHER unmatched"
+    assert span.attributes["http.request.method"] == "_OTHER"
+    assert span.attributes["http.response.status_code"] == 405
