@@ -259,41 +259,23 @@ class TeragClient(views.ArchiveMethods):
         and indexing them again resumes. `on_progress` is told the passages done."""
         ns = namespace or self.settings.namespace
         with tracing.span("index", {"terag.namespace": ns}):
-            return self._index(
-                source, ns, progress, errors, include, exclude, prune, should_stop, on_progress
-            )
-
-    def _index(
-        self,
-        source: Source | LCDocument | Iterable[Source | LCDocument],
-        ns: str,
-        progress: bool,
-        errors: list[str] | None,
-        include: Sequence[str],
-        exclude: Sequence[str],
-        prune: bool,
-        should_stop: Callable[[], bool] | None,
-        on_progress: OnProgress | None,
-    ) -> IngestReport:
-        docs, paths = gather_documents(source, errors, include, exclude)
-        tracing.annotate({"terag.documents": len(docs)})
-        with neo4j_errors(self.store.uri):
-            embedder = self.namespace_embedder(ns)
-        if self.settings.llm_budget is None:
-            indexer = Indexer(self.settings, self.store, self.extractor, embedder, self.cache)
-        else:
-            # Budget mode: spaCy indexes every passage, the configured extractor the core only.
+            docs, paths = gather_documents(source, errors, include, exclude)
+            tracing.annotate({"terag.documents": len(docs)})
+            with neo4j_errors(self.store.uri):
+                embedder = self.namespace_embedder(ns)
+            # Budget mode: spaCy indexes every passage, the configured extractor the core only
+            budget = self.settings.llm_budget is not None
             indexer = Indexer(
                 self.settings,
                 self.store,
-                self.backend_extractor("spacy"),
+                self.backend_extractor("spacy") if budget else self.extractor,
                 embedder,
                 self.cache,
-                core_extractor=self.extractor,
+                core_extractor=self.extractor if budget else None,
             )
-        with neo4j_errors(self.store.uri):
-            report = indexer.index(docs, ns, progress, should_stop, on_progress)
-            sync_folders(self.store, ns, paths, report, prune)
+            with neo4j_errors(self.store.uri):
+                report = indexer.index(docs, ns, progress, should_stop, on_progress)
+                sync_folders(self.store, ns, paths, report, prune)
         self._namespace_backend.pop(ns, None)  # it may have been (re)built with another backend
         if errors:
             report.warnings.extend(errors)
@@ -316,32 +298,21 @@ class TeragClient(views.ArchiveMethods):
         query's LLM calls in the ledger; `mode` is pagerank, dense, hybrid or flat (default: the
         preset's); `rerank` False skips TERAG_RERANKER's stage, True requires it.
         """
-        with (
-            tracing.span("retrieve", self._traced(query, namespace, mode)),
-            neo4j_errors(self.store.uri),
-        ):
+        ns = namespace or self.settings.namespace
+        traced = tracing.question(ns, mode, query, self.settings.trace_content)
+        with tracing.span("retrieve", traced), neo4j_errors(self.store.uri):
             return self.retriever.retrieve(
                 query, top_k, namespace, entities, run_id=run_id, mode=mode, rerank=rerank
             )
-
-    def _traced(self, query: str, namespace: str | None, mode: str | None) -> dict[str, str]:
-        """A question's span attributes: its text only where TERAG_TRACE_CONTENT allows."""
-        attributes = {"terag.namespace": namespace or self.settings.namespace}
-        if mode:
-            attributes["terag.mode"] = mode
-        if self.settings.trace_content:
-            attributes["terag.question"] = query
-        return attributes
 
     @held_call
     def answer(
         self, query: str, top_k: int | None = None, namespace: str | None = None
     ) -> AnswerResult:
         """Retrieve, then answer with the reader LLM; tokens of both go to `self.ledger`."""
-        with (
-            tracing.span("answer", self._traced(query, namespace, None)),
-            neo4j_errors(self.store.uri),
-        ):
+        ns = namespace or self.settings.namespace
+        traced = tracing.question(ns, None, query, self.settings.trace_content)
+        with tracing.span("answer", traced), neo4j_errors(self.store.uri):
             return self.retriever.answer(query, top_k=top_k, namespace=namespace)
 
     @held_call

@@ -164,6 +164,16 @@ def finish_request(sp: Span | None, method: str, route: str, status: int) -> Non
         sp.set_status(Status(StatusCode.ERROR))
 
 
+def question(namespace: str, mode: str | None, text: str, with_text: bool) -> dict[str, str]:
+    """A question's span attributes: its text only where TERAG_TRACE_CONTENT allows."""
+    attributes = {"terag.namespace": namespace}
+    if mode:
+        attributes["terag.mode"] = mode
+    if with_text:
+        attributes["terag.question"] = text
+    return attributes
+
+
 def annotate(attributes: Mapping[str, Any]) -> None:
     """Attributes on the current span (nothing when tracing is off)."""
     if _on() is not None:
