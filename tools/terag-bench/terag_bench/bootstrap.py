@@ -13,12 +13,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from terag_neo4j.errors import TeragError
+
 RESAMPLES = 10_000
 SEED = 0
 LEVEL = 0.95
 # Resamples drawn at a time: their index matrix is CHUNK x questions integers, so memory
 # stays bounded whatever the number of questions.
 CHUNK = 1_000
+
+
+class BootstrapError(TeragError, ValueError):
+    """Scores that are not pairs, or a resampling that cannot be made; the message says which."""
 
 
 @dataclass(frozen=True)
@@ -46,9 +52,9 @@ def paired_bootstrap(
     """The `level` percentile interval of mean(a - b) over `resamples` resamples of the pairs;
     None when there is no pair."""
     if len(a) != len(b):
-        raise ValueError(f"paired scores differ in length: {len(a)} and {len(b)}")
+        raise BootstrapError(f"paired scores differ in length: {len(a)} and {len(b)}")
     if resamples < 1 or not 0.0 < level < 1.0:
-        raise ValueError("resamples must be at least 1 and level within (0, 1)")
+        raise BootstrapError("resamples must be at least 1 and level within (0, 1)")
     n = len(a)
     if n == 0:
         return None
