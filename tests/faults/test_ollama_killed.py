@@ -30,7 +30,10 @@ def cached_extractions(home: Path) -> int:
     if not path.is_file():
         return 0
     with sqlite3.connect(path, timeout=30) as db:
-        return int(db.execute("SELECT count(*) FROM extraction").fetchone()[0])
+        try:
+            return int(db.execute("SELECT count(*) FROM extraction").fetchone()[0])
+        except sqlite3.OperationalError:  # the cache's file is made before its table
+            return 0
 
 
 def wait_for(cond: object, timeout_s: float, what: str) -> None:

@@ -6,6 +6,7 @@ command docs/operations.md ("Read a trace") gives."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 import uuid
@@ -121,16 +122,21 @@ async def test_an_mcp_search_is_one_trace_under_its_request(traced: tuple[Servic
     async with http_session(svc, KEY_A) as s:
         found = await s.call_tool("search", {"namespace": svc.ns_a, "question": MCP_QUESTION})
     assert not found.is_error
-    spans = read_spans(path)
-    mcp = [s for s in spans if s["attributes"].get("http.route") == "/mcp"]
-    assert mcp, sorted({s["name"] for s in spans})
-    # the POST whose trace holds the retrieval: the tools/call one
-    by_trace = {s["attributes"]["terag.request_id"]: s["context"]["trace_id"] for s in mcp}
-    with_retrieval = [
-        rid
-        for rid, trace in by_trace.items()
-        if any(x["name"] == "retrieve" and x["context"]["trace_id"] == trace for x in spans)
-    ]
+    # The tools/call POST's spans are exported in the batch after its response: wait for them
+    end = time.monotonic() + 30
+    while True:
+        spans = read_spans(path)
+        mcp = [s for s in spans if s["attributes"].get("http.route") == "/mcp"]
+        # the POST whose trace holds the retrieval: the tools/call one
+        by_trace = {s["attributes"]["terag.request_id"]: s["context"]["trace_id"] for s in mcp}
+        with_retrieval = [
+            rid
+            for rid, trace in by_trace.items()
+            if any(x["name"] == "retrieve" and x["context"]["trace_id"] == trace for x in spans)
+        ]
+        if with_retrieval or time.monotonic() > end:
+            break
+        await asyncio.sleep(0.2)
     assert len(with_retrieval) == 1, by_trace
     rid = with_retrieval[0]
     spans = trace_of(path, rid, {"retrieve", "stage flat"})
