@@ -71,14 +71,15 @@ def audit_lines(service: Service) -> list[dict[str, Any]]:
 
 def flood(service: Service, address: str, request: bytes, n: int) -> tuple[list[int], float, bytes]:
     """`n` copies of `request`, pipelined on one connection from `address` (as fast as the
-    service reads them): their statuses, the seconds they took, and the last reply."""
+    service reads them): their statuses, the seconds they took, and the last 429 reply (b"" if
+    none). Not simply the last reply: on a slow machine the bucket refills between replies."""
     parts = urlsplit(service.url)
     assert parts.port is not None
     statuses: list[int] = []
     t = time.monotonic()
     with socket.create_connection((parts.hostname, parts.port), 60, (address, 0)) as s:
         s.sendall(request * n)
-        data = b""
+        data = last = b""
         while len(statuses) < n:
             while b"\r\n\r\n" not in data:
                 chunk = s.recv(65536)
@@ -93,7 +94,8 @@ def flood(service: Service, address: str, request: bytes, n: int) -> tuple[list[
             )
             while len(data) < length:
                 data += s.recv(65536)
-            last = head + b"\r\n\r\n" + data[:length]
+            if statuses[-1] == 429:
+                last = head + b"\r\n\r\n" + data[:length]
             data = data[length:]
     return statuses, time.monotonic() - t, last
 
