@@ -129,10 +129,7 @@ class JobStore:
         )
         for batch in _batches(documents, estimates):
             self._write("job_add_documents", job_id=job_id, documents=batch)
-        self._write("job_queue", id=job_id)
-        found = self.get(job_id)
-        assert found is not None
-        return found
+        return self._queue(job_id)
 
     def submit_import(
         self,
@@ -159,10 +156,7 @@ class JobStore:
             per_minute,
         )
         self._write("job_set_import", id=job_id, archive=archive, host=host)
-        self._write("job_queue", id=job_id)
-        found = self.get(job_id)
-        assert found is not None
-        return found
+        return self._queue(job_id)
 
     def _create(
         self,
@@ -190,6 +184,13 @@ class JobStore:
         if not row or not row["created"]:
             found = row or {}
             raise JobLimit(int(found.get("unfinished", 0)), int(found.get("recent", 0)))
+
+    def _queue(self, job_id: str) -> StoredJob:
+        """Queue a job whose node and inputs are written: only now can a worker claim it."""
+        self._write("job_queue", id=job_id)
+        found = self.get(job_id)
+        assert found is not None
+        return found
 
     # ------------------------------------------------------------------ reading
 

@@ -88,9 +88,11 @@ class Observe:
         method = scope["method"] if scope["method"] in METHODS else "_OTHER"
         attributes = {"http.request.method": method, "terag.request_id": rid}
         with tracing.span(method, attributes, server=True) as sp:
-            await self._observe(scope, receive, send, rid, sp)
+            await self._observe(scope, receive, send, rid, sp, method)
 
-    async def _observe(self, scope: Scope, receive: Receive, send: Send, rid: str, sp: Any) -> None:
+    async def _observe(
+        self, scope: Scope, receive: Receive, send: Send, rid: str, sp: Any, label: str
+    ) -> None:
         token = REQUEST_ID.set(rid)
         header = (_HEADER, rid.encode("ascii"))
         status = 500  # what the client gets if the app dies before answering
@@ -126,7 +128,7 @@ class Observe:
             seconds = time.perf_counter() - start
             named = http is not None or method != "GET" or sp is not None
             route = self._route(scope) if named else UNMATCHED
-            tracing.finish_request(sp, method if method in METHODS else "_OTHER", route, status)
+            tracing.finish_request(sp, label, route, status)
             if http is not None:
                 http.in_flight.dec()
                 http.observe(route, method, status, seconds)

@@ -6,6 +6,7 @@ requiring a namespace is the core's, `StoreCore.require_namespace`, as every com
 from __future__ import annotations
 
 import hashlib
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,22 +82,35 @@ class Namespaces:
         only that incarnation of it is dropped: False, and nothing done, when the namespace is
         another one now (or gone)."""
 
-        def mark(tx: ManagedTransaction) -> bool:
-            rec = run_cypher(tx, "mark_dropping", namespace=namespace, epoch=epoch).single()
-            return rec is not None
+        token = uuid.uuid4().hex
 
-        if not self.core.write_tx(mark) and epoch is not None:
+        def mark(tx: ManagedTransaction) -> bool:
+            rec = run_cypher(tx, "mark_dropping", namespace=namespace, epoch=epoch, token=token)
+            return rec.single() is not None
+
+        marked = self.core.write_tx(mark)
+        if not marked and epoch is not None:
             return False
+        if marked and not self._owns_drop(namespace, token):
+            return True  # a later drop took it over (its own deletes and index drops follow)
         self.search_indexes.drop(namespace)
 
         def run() -> None:  # batched deletes: a retry continues where the last one stopped
             timeout = self.core.bulk_timeout_s
+            params = {"namespace": namespace, "keep_job": keep_job, "token": token}
             with self.core.session(timeout_s=timeout) as s, tracing.statement("drop_namespace"):
                 for stmt in cypher_statements("drop_namespace"):
-                    s.run(stmt, namespace=namespace, keep_job=keep_job).consume()
+                    s.run(stmt, params, marked=marked).consume()
 
         self.core.call(run)
         return True
+
+    def _owns_drop(self, namespace: str, token: str) -> bool:
+        """Whether the namespace's node still carries this drop's token: a drop that stalled
+        after marking, and woke after another drop and a new import, must not drop the new
+        namespace's indexes (its deletes check the token on every row)."""
+        rows = self.core.read("namespace_drop_token", namespace=namespace)
+        return bool(rows) and rows[0]["token"] == token
 
     def all(self) -> list[NamespaceInfo]:
         return [

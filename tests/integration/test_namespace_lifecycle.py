@@ -167,3 +167,42 @@ def test_eviction_and_sweeps_leave_other_graphs_alone(
             gds.drop(client.store, core)
         finally:
             client.drop(ns)
+
+
+def test_a_drop_that_stalls_and_wakes_after_a_new_namespace_deletes_nothing_of_it(
+    base_settings: Settings, namespace: str
+) -> None:
+    from terag_neo4j.store.cypher import cypher_statements, run_cypher
+
+    with TeragClient(base_settings, namespace=namespace) as client:
+        client.index([Document(id="old", text="Wolfsburg is in Lower Saxony.")], progress=False)
+        store = client.store
+        # A worker marks the namespace as its drop's, then stalls (its lease runs out)
+        stalled = "stalled-drop"
+        store.write_tx(
+            lambda tx: run_cypher(
+                tx, "mark_dropping", namespace=namespace, epoch=None, token=stalled
+            ).consume()
+        )
+        # The job's next worker drops it and makes it anew
+        assert store.namespaces.drop(namespace)
+        client.index(
+            [Document(id="new", text="Hanover is the capital of Lower Saxony.")], progress=False
+        )
+        before = store.namespaces.fingerprint(namespace)
+        # The stalled worker wakes: its index drop is skipped and its deletes find no token
+        assert not store.namespaces._owns_drop(namespace, stalled)
+        with store.session() as s:
+            for stmt in cypher_statements("drop_namespace"):
+                s.run(
+                    stmt, namespace=namespace, keep_job=None, token=stalled, marked=True
+                ).consume()
+        assert store.namespaces.exists(namespace)
+        assert store.namespaces.fingerprint(namespace) == before
+        assert {text_index(namespace), vector_index(namespace)} <= _indexes(client)
+        assert [p.doc_id for p in client.retrieve("What is the capital of Lower Saxony?").passages][
+            :1
+        ] == ["new"]
+        # A drop now, whose token the node carries, still deletes it
+        store.namespaces.drop(namespace)
+        assert not store.namespaces.exists(namespace)
