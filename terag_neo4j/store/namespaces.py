@@ -85,8 +85,10 @@ class Namespaces:
         token = uuid.uuid4().hex
 
         def mark(tx: ManagedTransaction) -> bool:
-            rec = run_cypher(tx, "mark_dropping", namespace=namespace, epoch=epoch, token=token)
-            return rec.single() is not None
+            rec = run_cypher(
+                tx, "mark_dropping", namespace=namespace, epoch=epoch, token=token
+            ).single()
+            return rec is not None
 
         marked = self.core.write_tx(mark)
         if not marked and epoch is not None:

@@ -6,7 +6,6 @@ command docs/operations.md ("Read a trace") gives."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 import uuid
@@ -56,21 +55,29 @@ def read_spans(path: Path) -> list[dict[str, Any]]:
         out.append(span)
 
 
+def span_reads(path: Path, timeout_s: float = 60) -> Iterator[list[dict[str, Any]]]:
+    """The span file, read again every 0.2 s for up to `timeout_s`: spans are exported in a batch
+    after their response, so a caller stops when what it waits for is in."""
+    end = time.monotonic() + timeout_s
+    while True:
+        yield read_spans(path)
+        if time.monotonic() > end:
+            return
+        time.sleep(0.2)
+
+
 def trace_of(path: Path, request_id: str, want: set[str]) -> list[dict[str, Any]]:
     """The spans of the trace whose server span carries `request_id`, once `want` are in."""
-    end = time.monotonic() + 60
-    while True:
-        spans = read_spans(path)
+    spans: list[dict[str, Any]] = []
+    for spans in span_reads(path):
         roots = [s for s in spans if s["attributes"].get("terag.request_id") == request_id]
         if roots:
             trace = roots[0]["context"]["trace_id"]
             found = [s for s in spans if s["context"]["trace_id"] == trace]
             if want <= {s["name"] for s in found}:
                 return found
-        if time.monotonic() > end:
-            names = sorted({s["name"] for s in spans})
-            raise AssertionError(f"no trace of {request_id} with {want} in {names}")
-        time.sleep(0.2)
+    names = sorted({s["name"] for s in spans})
+    raise AssertionError(f"no trace of {request_id} with {want} in {names}")
 
 
 def check_trace(spans: list[dict[str, Any]], route: str, request_id: str) -> set[str]:
@@ -123,9 +130,7 @@ async def test_an_mcp_search_is_one_trace_under_its_request(traced: tuple[Servic
         found = await s.call_tool("search", {"namespace": svc.ns_a, "question": MCP_QUESTION})
     assert not found.is_error
     # The tools/call POST's spans are exported in the batch after its response: wait for them
-    end = time.monotonic() + 30
-    while True:
-        spans = read_spans(path)
+    for spans in span_reads(path, 30):
         mcp = [s for s in spans if s["attributes"].get("http.route") == "/mcp"]
         # the POST whose trace holds the retrieval: the tools/call one
         by_trace = {s["attributes"]["terag.request_id"]: s["context"]["trace_id"] for s in mcp}
@@ -134,9 +139,8 @@ async def test_an_mcp_search_is_one_trace_under_its_request(traced: tuple[Servic
             for rid, trace in by_trace.items()
             if any(x["name"] == "retrieve" and x["context"]["trace_id"] == trace for x in spans)
         ]
-        if with_retrieval or time.monotonic() > end:
+        if with_retrieval:
             break
-        await asyncio.sleep(0.2)
     assert len(with_retrieval) == 1, by_trace
     rid = with_retrieval[0]
     spans = trace_of(path, rid, {"retrieve", "stage flat"})
@@ -173,15 +177,12 @@ def test_an_ingest_job_is_one_trace_of_its_stages_and_statements(
             want = {"job ingest", "index"} | {
                 f"stage {s}" for s in ("chunking", "extraction", "embedding", "write")
             }
-            end = time.monotonic() + 60
-            while True:
-                spans = read_spans(path)
+            for spans in span_reads(path):
                 jobs = [s for s in spans if s["attributes"].get("terag.job_id") == job_id]
                 trace = jobs[0]["context"]["trace_id"] if jobs else None
                 found = [s for s in spans if s["context"]["trace_id"] == trace]
-                if want <= {s["name"] for s in found} or time.monotonic() > end:
+                if want <= {s["name"] for s in found}:
                     break
-                time.sleep(0.2)
             assert want <= {s["name"] for s in found}, sorted({s["name"] for s in found})
             by_id = {s["context"]["span_id"]: s for s in found}
             (job,) = jobs
