@@ -15,6 +15,7 @@ all-or-nothing a single transaction would.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 import uuid
@@ -225,26 +226,16 @@ def _write(
         report.concepts += len(out)
         _tell(progress, "concepts", report.concepts)
     for batch in _batches(rows(zf, "has_passage.jsonl"), LINK_BATCH):
-        out = [
-            {
-                "concept": _concept_uid(target, r["concept"]),
-                "passage": passage_uid(target, r["passage"]),
-                "mention": bool(r.get("mention")),
-            }
-            for r in batch
-        ]
-        report.has_passage += _linked(store, target, "import_has_passage", out)
+        links = _grouped(batch, "passage", "links", functools.partial(_link, target))
+        report.has_passage += _linked(store, target, "import_has_passage", links, len(batch))
         _tell(progress, "has_passage", report.has_passage)
     for member, query, value in (
         ("co_occurrence.jsonl", "import_cooccurrence", "count"),
         ("synonym.jsonl", "import_synonyms", "similarity"),
     ):
         for batch in _batches(rows(zf, member), LINK_BATCH):
-            out = []
-            for r in batch:
-                a, b = _concept_uid(target, r["a"]), _concept_uid(target, r["b"])
-                out.append({"a": a, "b": b, "pair": pair_key(a, b), value: r[value]})
-            n = _linked(store, target, query, out)
+            pairs = _grouped(batch, "a", "out", functools.partial(_pair, target, value=value))
+            n = _linked(store, target, query, pairs, len(batch))
             if member == "synonym.jsonl":
                 report.synonym += n
             else:
@@ -252,11 +243,44 @@ def _write(
     report.documents = manifest["counts"].get("documents", 0)
 
 
-def _linked(store: GraphStore, target: str, query: str, out: list[dict[str, Any]]) -> int:
+def _grouped(
+    batch: list[dict[str, Any]],
+    head: str,
+    tail: str,
+    item: Callable[[dict[str, Any]], tuple[str, dict[str, Any]]],
+) -> list[dict[str, Any]]:
+    """Consecutive rows of one `head` node as one group, `{head: uid, tail: [items]}`: an export
+    writes each passage's links and each concept's pairs together, so one lookup of that node
+    serves its whole group (rows in another order still import, in more groups)."""
+    groups: list[dict[str, Any]] = []
+    for r in batch:
+        uid, it = item(r)
+        if not groups or groups[-1][head] != uid:
+            groups.append({head: uid, tail: []})
+        groups[-1][tail].append(it)
+    return groups
+
+
+def _link(target: str, r: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    concept = _concept_uid(target, r["concept"])
+    return passage_uid(target, r["passage"]), {
+        "concept": concept,
+        "mention": bool(r.get("mention")),
+    }
+
+
+def _pair(target: str, r: dict[str, Any], *, value: str) -> tuple[str, dict[str, Any]]:
+    a, b = _concept_uid(target, r["a"]), _concept_uid(target, r["b"])
+    return a, {"b": b, "pair": pair_key(a, b), value: r[value]}
+
+
+def _linked(
+    store: GraphStore, target: str, query: str, out: list[dict[str, Any]], links: int
+) -> int:
     n = _write_batch(store, target, query, rows=out)
-    if n != len(out):
+    if n != links:
         raise ArchiveError(
-            f"the archive links {len(out) - n} node(s) it does not hold ({query}): refused, "
+            f"the archive links {links - n} node(s) it does not hold ({query}): refused, "
             "and what was imported is removed"
         )
     return n

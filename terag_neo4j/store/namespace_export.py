@@ -86,19 +86,25 @@ def export_stream(
                 yield w.take()
         yield w.take()
         for n, r in enumerate(stream("export_has_passage"), 1):
-            w.add("has_passage.jsonl", r)
-            if n % 20_000 == 0:
+            passage = r["passage"]
+            w.add_rows(
+                "has_passage.jsonl",
+                ({"concept": c, "passage": passage, "mention": m} for c, m in r["links"]),
+            )
+            if n % FETCH_SIZE == 0:
                 yield w.take()
         yield w.take()
-        for member, rel, value in (
-            ("co_occurrence.jsonl", "CO_OCCURRENCE", "count"),
-            ("synonym.jsonl", "SYNONYM", "similarity"),
+        # each record's `out` holds [key, count, similarity] per target
+        for member, rel, key, at in (
+            ("co_occurrence.jsonl", "CO_OCCURRENCE", "count", 1),
+            ("synonym.jsonl", "SYNONYM", "similarity", 2),
         ):
             if rel == "CO_OCCURRENCE" and not pairs_kept:
                 continue
             for n, r in enumerate(stream("export_pairs", type=rel), 1):
-                w.add(member, {"a": r["a"], "b": r["b"], value: r[value]})
-                if n % 20_000 == 0:
+                a = r["a"]
+                w.add_rows(member, ({"a": a, "b": o[0], key: o[at]} for o in r["out"]))
+                if n % FETCH_SIZE == 0:
                     yield w.take()
             yield w.take()
         for run in runs:

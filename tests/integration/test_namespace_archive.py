@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import subprocess
 import sys
 import threading
@@ -84,6 +85,35 @@ def test_a_round_trip_keeps_the_fingerprint_the_counts_and_every_top_10(
     assert store.read("import_target", namespace=fresh)[0]["importing"] is None
     with pytest.raises(ArchiveError, match=r"holds .* passages"):
         sample_client.import_namespace(archive, fresh)
+
+
+def _runs(lines: list[bytes], key: str) -> tuple[int, int]:
+    """How many runs of one `key` value the rows make, and how many values there are."""
+    values = [json.loads(line)[key] for line in lines]
+    runs = sum(1 for i, v in enumerate(values) if i == 0 or values[i - 1] != v)
+    return runs, len(set(values))
+
+
+def test_links_in_any_order_import_the_same_graph(
+    sample_client: TeragClient, archive: Path, fresh: str, tmp_path: Path
+) -> None:
+    """An export writes each passage's links and each concept's pairs together, which the
+    import sends as one group; rows in any other order (as earlier exports wrote them) make
+    the same graph."""
+    members = _members(archive)
+    for name, key in (("has_passage.jsonl", "passage"), ("co_occurrence.jsonl", "a")):
+        lines = members[name].splitlines(keepends=True)
+        runs, values = _runs(lines, key)
+        assert runs == values > 1, name
+        random.Random(7).shuffle(lines)
+        assert _runs(lines, key)[0] > values, name
+        members[name] = b"".join(lines)
+    shuffled = _write(tmp_path / "shuffled.zip", members, reseal=True)
+    sample_client.import_namespace(shuffled, fresh)
+    src = sample_client.settings.namespace
+    store = sample_client.store
+    assert store.namespaces.fingerprint(fresh) == store.namespaces.fingerprint(src)
+    assert counts(sample_client, fresh) == counts(sample_client, src)
 
 
 def _members(path: Path) -> dict[str, bytes]:
