@@ -24,6 +24,8 @@ log = logging.getLogger(__name__)
 
 # The driver's records per fetch while a member streams (each passage carries its vector)
 FETCH_SIZE = 500
+# A source concept's pairs per record: a hub's pairs come in records of this many
+PAIR_CHUNK = 500
 
 
 def _clean(props: dict[str, Any]) -> dict[str, Any]:
@@ -101,7 +103,7 @@ def export_stream(
         ):
             if rel == "CO_OCCURRENCE" and not pairs_kept:
                 continue
-            for n, r in enumerate(stream("export_pairs", type=rel), 1):
+            for n, r in enumerate(stream("export_pairs", type=rel, chunk=PAIR_CHUNK), 1):
                 a = r["a"]
                 w.add_rows(member, ({"a": a, "b": o[0], key: o[at]} for o in r["out"]))
                 if n % FETCH_SIZE == 0:

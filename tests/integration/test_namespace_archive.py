@@ -14,6 +14,7 @@ import sys
 import threading
 import uuid
 import zipfile
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from terag_neo4j.client import TeragClient
 from terag_neo4j.config import Settings
 from terag_neo4j.errors import IngestCancelled
 from terag_neo4j.indexing.namespace_import import import_archive
-from terag_neo4j.store import NamespaceDropped
+from terag_neo4j.store import NamespaceDropped, namespace_export
 from terag_neo4j.store.archive_format import MANIFEST
 from terag_neo4j.store.archive_rows import ArchiveError
 from tests.integration.conftest import connection_env
@@ -114,6 +115,23 @@ def test_links_in_any_order_import_the_same_graph(
     store = sample_client.store
     assert store.namespaces.fingerprint(fresh) == store.namespaces.fingerprint(src)
     assert counts(sample_client, fresh) == counts(sample_client, src)
+
+
+def test_a_concepts_pairs_in_several_records_export_the_same_lines(
+    sample_client: TeragClient, archive: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hub concept's pairs come from Neo4j a chunk at a time; two a record here."""
+    monkeypatch.setattr(namespace_export, "PAIR_CHUNK", 2)
+    chunked = _members(sample_client.export_namespace(tmp_path / "chunked.zip"))
+    whole = _members(archive)
+    for name in ("co_occurrence.jsonl", "synonym.jsonl"):
+        lines = chunked[name].splitlines()
+        assert sorted(lines) == sorted(whole[name].splitlines()), name
+        assert _runs(lines, "a")[0] == _runs(lines, "a")[1], name  # still one run a concept
+    per_concept = Counter(
+        json.loads(line)["a"] for line in chunked["co_occurrence.jsonl"].splitlines()
+    )
+    assert max(per_concept.values()) > 2  # some concept's pairs came in several records
 
 
 def _members(path: Path) -> dict[str, bytes]:
