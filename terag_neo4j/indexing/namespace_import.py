@@ -16,7 +16,9 @@ all-or-nothing a single transaction would.
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
+import operator
 import time
 import uuid
 import zipfile
@@ -252,13 +254,8 @@ def _grouped(
     """Consecutive rows of one `head` node as one group, `{head: uid, tail: [items]}`: an export
     writes each passage's links and each concept's pairs together, so one lookup of that node
     serves its whole group (rows in another order still import, in more groups)."""
-    groups: list[dict[str, Any]] = []
-    for r in batch:
-        uid, it = item(r)
-        if not groups or groups[-1][head] != uid:
-            groups.append({head: uid, tail: []})
-        groups[-1][tail].append(it)
-    return groups
+    runs = itertools.groupby(map(item, batch), key=operator.itemgetter(0))
+    return [{head: uid, tail: [it for _, it in run]} for uid, run in runs]
 
 
 def _link(target: str, r: dict[str, Any]) -> tuple[str, dict[str, Any]]:

@@ -127,7 +127,8 @@ def test_a_concepts_pairs_in_several_records_export_the_same_lines(
     for name in ("co_occurrence.jsonl", "synonym.jsonl"):
         lines = chunked[name].splitlines()
         assert sorted(lines) == sorted(whole[name].splitlines()), name
-        assert _runs(lines, "a")[0] == _runs(lines, "a")[1], name  # still one run a concept
+        runs, values = _runs(lines, "a")
+        assert runs == values, name  # still one run a concept
     per_concept = Counter(
         json.loads(line)["a"] for line in chunked["co_occurrence.jsonl"].splitlines()
     )
