@@ -26,6 +26,10 @@ log = logging.getLogger(__name__)
 FETCH_SIZE = 500
 # A source concept's pairs per record: a hub's pairs come in records of this many
 PAIR_CHUNK = 500
+# Nodes per statement: each member is read in pages of this many, in uid order, so no statement
+# runs long whatever the namespace's size (one statement for a 1M-passage namespace's passages
+# ran past the 300 s statement timeout)
+PAGE = 1000
 
 
 def _clean(props: dict[str, Any]) -> dict[str, Any]:
@@ -58,11 +62,21 @@ def export_stream(
         yield w.take()
 
         def stream(query: str, **params: Any) -> Iterator[dict[str, Any]]:
-            for rec in run_cypher(s, query, namespace=namespace, **params):
-                yield dict(rec)
+            # keyset pages: uids are `namespace|id`, so `namespace}` bounds them from above
+            after, end = f"{namespace}|", f"{namespace}}}"
+            while True:
+                last = None
+                for rec in run_cypher(
+                    s, query, namespace=namespace, after=after, end=end, page=PAGE, **params
+                ):
+                    last = rec["uid"]
+                    yield dict(rec)
+                if last is None:
+                    return
+                after = last
 
-        for r in stream("export_documents"):
-            w.add("documents.jsonl", {"id": r["id"], "passages": r["passages"]})
+        for doc in run_cypher(s, "export_documents", namespace=namespace):
+            w.add("documents.jsonl", {"id": doc["id"], "passages": doc["passages"]})
         yield w.take()
         dims = 0
         for n, r in enumerate(stream("export_passages"), 1):
@@ -89,6 +103,8 @@ def export_stream(
         yield w.take()
         for n, r in enumerate(stream("export_has_passage"), 1):
             passage = r["passage"]
+            if not r["links"]:
+                continue
             w.add_rows(
                 "has_passage.jsonl",
                 ({"concept": c, "passage": passage, "mention": m} for c, m in r["links"]),
@@ -105,6 +121,8 @@ def export_stream(
                 continue
             for n, r in enumerate(stream("export_pairs", type=rel, chunk=PAIR_CHUNK), 1):
                 a = r["a"]
+                if not r["out"]:
+                    continue
                 w.add_rows(member, ({"a": a, "b": o[0], key: o[at]} for o in r["out"]))
                 if n % FETCH_SIZE == 0:
                     yield w.take()

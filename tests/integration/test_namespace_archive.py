@@ -135,6 +135,23 @@ def test_a_concepts_pairs_in_several_records_export_the_same_lines(
     assert max(per_concept.values()) > 2  # some concept's pairs came in several records
 
 
+def test_members_read_in_small_pages_export_the_same_lines(
+    sample_client: TeragClient, archive: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each member is read a page of nodes a statement; three a page here, so every member
+    takes several pages, and the lines are the same as in one page."""
+    monkeypatch.setattr(namespace_export, "PAGE", 3)
+    paged = _members(sample_client.export_namespace(tmp_path / "paged.zip"))
+    whole = _members(archive)
+    assert paged.keys() == whole.keys()
+    for name in paged:
+        if name.endswith(".jsonl"):
+            assert sorted(paged[name].splitlines()) == sorted(whole[name].splitlines()), name
+    assert len(whole["passages.jsonl"].splitlines()) > 3 * 2
+    counts = json.loads(paged[MANIFEST])["counts"]
+    assert counts == json.loads(whole[MANIFEST])["counts"]
+
+
 def _members(path: Path) -> dict[str, bytes]:
     with zipfile.ZipFile(path) as zf:
         return {i.filename: zf.read(i.filename) for i in zf.infolist()}
