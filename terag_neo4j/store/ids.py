@@ -21,6 +21,13 @@ def concept_uid(namespace: str, concept: Concept) -> str:
     return f"{namespace}|{concept.key}"
 
 
+def uid_bounds(namespace: str) -> tuple[str, str]:
+    """Every uid of `namespace` sorts strictly between these two: `namespace|` and the string
+    one past the separator (no namespace name holds a character that sorts after it)."""
+    low = passage_uid(namespace, "")
+    return low, low[:-1] + chr(ord(low[-1]) + 1)
+
+
 # The walk's flags in a projection's name, in this order (`gds.projection_spec`): co-occurrence, synonyms,
 # titles, noun chunks, adjacent passages. Every pattern below is made from this one list, so a
 # new flag cannot make projections that eviction and a namespace's drop never find.

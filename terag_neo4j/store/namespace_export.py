@@ -18,6 +18,7 @@ from typing import Any
 from terag_neo4j.store.archive_format import FORMAT, FORMAT_VERSION, ArchiveWriter
 from terag_neo4j.store.archive_rows import NAMESPACE_RESERVED, encode_vector, jsonable
 from terag_neo4j.store.cypher import run_cypher
+from terag_neo4j.store.ids import uid_bounds
 from terag_neo4j.store.sessions import StoreCore
 
 log = logging.getLogger(__name__)
@@ -62,8 +63,7 @@ def export_stream(
         yield w.take()
 
         def stream(query: str, **params: Any) -> Iterator[dict[str, Any]]:
-            # keyset pages: uids are `namespace|id`, so `namespace}` bounds them from above
-            after, end = f"{namespace}|", f"{namespace}}}"
+            after, end = uid_bounds(namespace)  # keyset pages, in uid order
             while True:
                 last = None
                 for rec in run_cypher(
