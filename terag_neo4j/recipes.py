@@ -73,11 +73,12 @@ class RetrievalConfig(BaseModel):
     walk_cooccurrence: bool = False
     walk_titles: bool = True
 
-    # --- the final ranking (`final_rank.py`): `anchored` keeps the walk's order but pins the
-    # vector ranking's first passage first where BM25 does not contradict it; `learned`: a small
-    # packaged model scores the union of the walk's and both flat rankings' top passages
-    # (`learned.py`); `walk`: the walk's order as it is (the paper's).
-    final_rank: Literal["anchored", "learned", "walk"] = "anchored"
+    # --- the final ranking (`final_rank.py`): `learned`: a small packaged model picks the first
+    # passages from the walk's and both flat rankings' top ones, the walk's order below them
+    # (`learned.py`); `anchored` keeps the walk's order but pins the vector ranking's first
+    # passage first where BM25 does not contradict it; `walk`: the walk's order as it is (the
+    # paper's).
+    final_rank: Literal["anchored", "learned", "walk"] = "learned"
 
     def describe(self) -> dict[str, Any]:
         return self.model_dump()

@@ -1,6 +1,9 @@
-"""The final ranking: the walk's order, with the one passage the flat ranking is sure of first.
+"""The final ranking of the walk's passages, by `final_rank`: `learned` (the default) lets the
+packaged model pick the first passages (`learned.py`, `learned_order`), the walk's order below
+them; `anchored` keeps the walk's order with the one passage the flat ranking is sure of first;
+`walk` keeps the walk's order as it is. The anchored rule is also one of the model's features.
 
-Why this rule (measured offline on every bench set, then in `terag bench`; docs/benchmarks.md):
+Why the anchored rule (measured offline on every bench set, then in `terag bench`; docs/benchmarks.md):
 
 - Fusing the walk's whole list with the flat rankings, by reciprocal rank or percentile rank at
   any weight from 0.5 to 0.75, cost 2Wiki 5 to 10 points of R@2 and R@5 and MuSiQue up to 8:
@@ -30,30 +33,9 @@ from terag_neo4j import tracing
 from terag_neo4j.core.results import RetrievedPassage
 from terag_neo4j.recipes import RetrievalConfig
 from terag_neo4j.retrieval import learned
-from terag_neo4j.retrieval.flat import FLAT_DEPTH, FlatRanking, rrf_scores
+from terag_neo4j.retrieval.flat import FlatRanking, anchor_node
 from terag_neo4j.retrieval.learned import Inputs
 from terag_neo4j.store import GraphStore
-
-# The vector ranking's first passage is pinned when the fused flat ranking has it this high.
-ANCHOR_WITHIN = 2
-
-
-def rrf_nodes(
-    text: Sequence[int], vector: Sequence[int], depth: int = FLAT_DEPTH
-) -> list[tuple[int, float]]:
-    """Reciprocal-rank fusion of two rankings of node ids, each cut at `depth` (the `flat`
-    mode's fusion): [(node, score)], best first, equal scores in node order."""
-    scores = rrf_scores((text[:depth], vector[:depth]))
-    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
-
-
-def anchor_node(text: Sequence[int], vector: Sequence[int]) -> int | None:
-    """The vector ranking's first node when the fused flat ranking has it in its top
-    `ANCHOR_WITHIN`, else None."""
-    if not vector:
-        return None
-    top = [n for n, _ in rrf_nodes(text, vector)[:ANCHOR_WITHIN]]
-    return vector[0] if vector[0] in top else None
 
 
 def pin(
@@ -87,31 +69,28 @@ def anchored(
 
 
 def learned_order(
-    store: GraphStore, inputs: Inputs, walked: Sequence[RetrievedPassage], k: int
+    store: GraphStore, inputs: Inputs, walk: Sequence[RetrievedPassage], k: int
 ) -> list[RetrievedPassage]:
-    """The shipped model's top `k` of the candidates (`learned.py`), each scored by its
-    probability; past the candidates, the walk's order; without a vector ranking, the walk's
-    order alone. Passages the walk did not return are
-    read by node, those it did are at hand."""
+    """The shipped model's first `head` picks of the candidates (`learned.py`), each scored by
+    its probability, then the walk's passages in their order; without a vector ranking, the
+    walk's order alone. Picks the walk did not return are read by node."""
     if not inputs.vector:
-        # No training question lacked a vector ranking: with its features all 0 the model put
-        # HotpotQA's gold passages lower than the walk does (R@2 / R@5 62.5 / 71.0 against
-        # 76.0 / 93.0 with the vector ranking blanked offline), so the walk's order stands,
-        # as `anchored` leaves it without a vector ranking.
-        return list(walked[:k])
-    by_node = {n: p for (n, _), p in zip(inputs.walk, walked, strict=False)}
-    ranked = learned.shipped().rank(inputs)[:k]
-    missing = [n for n, _ in ranked if n not in by_node]
+        # No training question lacked a vector ranking, so the model has not learned what its
+        # absence means; the walk's order stands, as `anchored` leaves it without one.
+        return list(walk[:k])
+    model = learned.shipped()
+    by_node = {n: p for (n, _), p in zip(inputs.walk, walk, strict=False)}
+    picked = model.rank(inputs)[: min(model.head, k)]
+    missing = [n for n, _ in picked if n not in by_node]
     if missing:
         for r in store.read("passages_by_node", nodes=missing):
             by_node[int(r["node"])] = RetrievedPassage.from_row({**r, "score": 0.0})
-    out = [replace(by_node[n], score=p) for n, p in ranked if n in by_node]
-    if len(out) < k:
-        chosen = {p.id for p in out}
-        floor = out[-1].score if out else 1.0
-        rest = [p for p in walked if p.id not in chosen][: k - len(out)]
-        out += [replace(p, score=min(p.score, floor)) for p in rest]
-    return out
+    out = [replace(by_node[n], score=p) for n, p in picked if n in by_node]
+    chosen = {p.id for p in out}
+    floor = out[-1].score if out else 1.0
+    rest = [p for p in walk if p.id not in chosen][: k - len(out)]
+    # the walk's mass below the picks' probabilities, so scores still fall down the list
+    return out + [replace(p, score=min(p.score, floor)) for p in rest]
 
 
 def finish(

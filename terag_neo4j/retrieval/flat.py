@@ -209,3 +209,26 @@ def rrf_fuse(
             first.setdefault(p.id, p)
     best = sorted(scores, key=lambda pid: (-scores[pid], pid))[:k]  # ties by id
     return [replace(first[pid], score=scores[pid]) for pid in best]
+
+
+# The vector ranking's first passage is the flat rankings' sure one (`anchor_node`: pinned first by
+# final_rank.py's `anchored`, a feature of learned.py's) when their fusion has it this high.
+ANCHOR_WITHIN = 2
+
+
+def rrf_nodes(
+    text: Sequence[int], vector: Sequence[int], depth: int = FLAT_DEPTH
+) -> list[tuple[int, float]]:
+    """Reciprocal-rank fusion of two rankings of node ids, each cut at `depth` (the `flat`
+    mode's fusion): [(node, score)], best first, equal scores in node order."""
+    scores = rrf_scores((text[:depth], vector[:depth]))
+    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def anchor_node(text: Sequence[int], vector: Sequence[int]) -> int | None:
+    """The vector ranking's first node when the fused flat ranking has it in its top
+    `ANCHOR_WITHIN`, else None."""
+    if not vector:
+        return None
+    top = [n for n, _ in rrf_nodes(text, vector)[:ANCHOR_WITHIN]]
+    return vector[0] if vector[0] in top else None

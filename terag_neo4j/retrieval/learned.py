@@ -1,17 +1,22 @@
-"""The learned final ranking (`final_rank="learned"`): a small logistic model scores the union of
-the walk's, the vector ranking's and the full-text ranking's top passages.
+"""The learned final ranking (`final_rank="learned"`): a small boosted model picks the first
+passages from the union of the walk's, the vector ranking's and the full-text ranking's top
+ones; the walk's order follows.
 
 Why: one fixed rule cannot know when to trust which signal. Where the embedder is sure (a wide
 margin between its first and second passage) and BM25 agrees, its first passage belongs first;
 where the question links specific concepts and the walk's mass sits on passages neither flat
 ranking saw, the walk's chain does. The model reads these per question and per passage
 (`FEATURES`), every score scaled within the question's own ranking, so an embedder or an index of
-another scale ranks the same way.
+another scale ranks the same way. It is a sum of one-split trees (gradient-boosted stumps): each
+reads one feature against a threshold, so it can learn "the walk's first, unless ..." where a
+weighted sum could not (a linear model over the same features fell 2-3 points of 2Wiki R@2 short
+of the walk's order). It picks only the first `head` passages: below them the walk's order
+stands, which keeps the walk's R@5 on the sets where the graph is strong (docs/benchmarks.md).
 
-The weights are data (`terag_neo4j/data/final_rank_v2.json`), trained offline by
+The model is data (`terag_neo4j/data/final_rank_v3.json`), trained offline by
 `terag-bench final-rank-train` from the bench sets' training questions, chosen by
 leave-one-corpus-out validation (docs/retrieval.md). Nothing is trained at run time; scoring is
-a dot product per candidate (about 40 candidates, microseconds).
+one comparison per stump and candidate (about 30 of each, well under a millisecond).
 """
 
 from __future__ import annotations
@@ -25,14 +30,18 @@ from importlib import resources
 from typing import Any
 
 from terag_neo4j.errors import TeragError
+from terag_neo4j.retrieval.flat import anchor_node
 
-MODEL_FILE = "final_rank_v2.json"
-FORMAT = "terag-final-rank/1"
+MODEL_FILE = "final_rank_v3.json"
+FORMAT = "terag-final-rank/2"
 # Each flat channel's passages taken as candidates, and the walk's, unless the model file names
 # its own (`candidates`); the walk returns this many for the learned ranking, so a model's walk
 # pool is at most this.
 FLAT_CANDIDATES = 10
 WALK_CANDIDATES = 20
+# The most stumps and the most passages a model may pick (a model file is data: bounded)
+MAX_STUMPS = 1000
+MAX_HEAD = 20
 # A channel's raw scores are scaled between its first passage and the one at this rank
 # (or its last), per question: the scale of Lucene's BM25 or of an embedder's cosine drops out.
 SCALE_DEPTH = 50
@@ -82,6 +91,9 @@ FEATURES = (
     "text_rr",
     "text_score",
     "channels",  # share of the three channels with it among their candidates
+    "anchor",  # 1 for the flat rankings' sure first passage (flat.anchor_node), the one
+    # `final_rank="anchored"` pins
+    "anchored_rr",  # reciprocal rank in `anchored`'s order (that passage, then the walk's)
     "linked_named",  # log(1 + linked concepts it names)
     "linked_specific",  # sum over them of 1 / passages naming the concept
     # per question
@@ -97,7 +109,6 @@ FEATURES = (
     "walk_rr_x_outside",
     "text_rr_x_agrees",
     "vec_rr_x_unlinked",
-    "bias",
 )
 
 
@@ -149,6 +160,11 @@ def features(
                 named.setdefault(p, []).append(freq[c])
     linked = math.log1p(len(freq))
     specificity = 1.0 / max(min(freq.values()), 1) if freq else 0.0
+    anchor = anchor_node([n for n, _ in x.text], [n for n, _ in x.vector])
+    pinned = [n for n, _ in x.walk[:walk]]
+    if anchor is not None:
+        pinned = [anchor, *(n for n in pinned if n != anchor)][:walk]
+    anchored_rr = {n: 1.0 / (i + 1) for i, n in enumerate(pinned)}
     flat_top = set(vec_rr) | set(text_rr)
     walk_total = sum(mass.values())
     outside = (
@@ -167,6 +183,8 @@ def features(
                 t_rr,
                 text.get(n, 0.0),
                 ((n in walk_rr) + (n in vec_rr) + (n in text_rr)) / 3.0,
+                float(n == anchor),
+                anchored_rr.get(n, 0.0),
                 math.log1p(len(fs)),
                 sum(1.0 / max(f, 1) for f in fs),
                 margin,
@@ -180,23 +198,37 @@ def features(
                 w_rr * outside,
                 t_rr * agrees,
                 v_rr * (linked == 0.0),
-                1.0,
             ]
         )
     return nodes, rows
 
 
 @dataclass(frozen=True)
-class Model:
-    """A logistic model over `FEATURES`: the score of a candidate is w . features."""
+class Stump:
+    """One split: `left` where the feature is at most `threshold`, else `right`."""
 
-    weights: tuple[float, ...]
+    feature: int
+    threshold: float
+    left: float
+    right: float
+
+
+@dataclass(frozen=True)
+class Model:
+    """Boosted stumps over `FEATURES`: a candidate's score is `base` plus each stump's value,
+    its probability the logistic of that; the first `head` candidates by it are picked."""
+
+    base: float
+    stumps: tuple[Stump, ...]
     version: str = ""
     walk: int = WALK_CANDIDATES  # the candidate pool: the walk's top, each flat ranking's top
     flat: int = FLAT_CANDIDATES
+    head: int = 2
 
     def score(self, row: Sequence[float]) -> float:
-        return sum(w * v for w, v in zip(self.weights, row, strict=True))
+        return self.base + sum(
+            s.left if row[s.feature] <= s.threshold else s.right for s in self.stumps
+        )
 
     def rank(self, x: Inputs) -> list[tuple[int, float]]:
         """The candidates best first, each with its probability; ties keep the walk's order."""
@@ -208,29 +240,53 @@ class Model:
         scored.sort(key=lambda t: (-t[1], t[2]))
         return [(n, p) for n, p, _ in scored]
 
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "version": self.version,
+            "features": list(FEATURES),
+            "base": self.base,
+            "stumps": [[FEATURES[s.feature], s.threshold, s.left, s.right] for s in self.stumps],
+            "candidates": {"walk": self.walk, "flat": self.flat},
+            "head": self.head,
+        }
+
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Model:
         if data.get("format") != FORMAT:
             raise ModelError(f"final-rank model format {data.get('format')!r}, expected {FORMAT!r}")
-        names = list(data.get("features") or [])
-        if names != list(FEATURES):
+        if list(data.get("features") or []) != list(FEATURES):
             raise ModelError("final-rank model features differ from this version's: rebuild it")
-        weights = [float(w) for w in data["weights"]]
-        if len(weights) != len(FEATURES) or not all(math.isfinite(w) for w in weights):
-            raise ModelError("final-rank model weights are not one finite number per feature")
+        raw = data.get("stumps")
+        if not isinstance(raw, list) or len(raw) > MAX_STUMPS:
+            raise ModelError(f"final-rank model stumps must be a list of at most {MAX_STUMPS}")
+        try:
+            base = float(data["base"])
+            stumps = tuple(
+                Stump(FEATURES.index(f), float(t), float(lo), float(hi)) for f, t, lo, hi in raw
+            )
+        except (KeyError, TypeError, ValueError):
+            raise ModelError(
+                "final-rank model stumps are not [feature, threshold, left, right] with a known "
+                "feature and numbers, or its base is missing"
+            ) from None
+        numbers = [base, *(v for s in stumps for v in (s.threshold, s.left, s.right))]
+        if not all(math.isfinite(v) for v in numbers):
+            raise ModelError("final-rank model numbers must be finite")
         pool = data.get("candidates") or {}
         walk, flat = pool.get("walk", WALK_CANDIDATES), pool.get("flat", FLAT_CANDIDATES)
-        if not all(
-            isinstance(v, int) and 1 <= v <= cap for v, cap in ((walk, WALK_CANDIDATES), (flat, 50))
-        ):
+        head = data.get("head", 2)
+        bounds = ((walk, WALK_CANDIDATES), (flat, 50), (head, MAX_HEAD))
+        if not all(isinstance(v, int) and 1 <= v <= cap for v, cap in bounds):
             raise ModelError(
-                f"final-rank model candidates must be 1-{WALK_CANDIDATES} walk and 1-50 flat passages"
+                f"final-rank model candidates must be 1-{WALK_CANDIDATES} walk and 1-50 flat "
+                f"passages, and it picks 1-{MAX_HEAD} (head)"
             )
-        return cls(tuple(weights), str(data.get("version", "")), walk, flat)
+        return cls(base, stumps, str(data.get("version", "")), walk, flat, head)
 
 
 @cache
 def shipped() -> Model:
-    """The packaged model (`terag_neo4j/data/final_rank_v2.json`), read once."""
+    """The packaged model (`terag_neo4j/data/final_rank_v3.json`), read once."""
     text = resources.files("terag_neo4j").joinpath("data", MODEL_FILE).read_text(encoding="utf-8")
     return Model.from_json(json.loads(text))

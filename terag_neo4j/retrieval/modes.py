@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Protocol
 from terag_neo4j import tracing
 from terag_neo4j.core.results import MatchedConcept, Mode, RetrievalResult, RetrievedPassage
 from terag_neo4j.recipes import RetrievalConfig
-from terag_neo4j.retrieval import final_rank, restart
+from terag_neo4j.retrieval import final_rank, learned, restart
 from terag_neo4j.retrieval.flat import (
     FlatRanking,
     dense_passages,
@@ -138,7 +138,9 @@ class PageRankMode(SearchMode):
         learn = self.name == "pagerank" and (rc.final_rank == "learned" or r.probe is not None)
         with tracing.stage("walk", timings, key="pagerank"):
             depth = self.depth(q.k)
-            want = max(depth, WALK_CANDIDATES) if learn else depth
+            # the model's candidate pool; a probe (the bench's training data) sees the widest
+            pool = WALK_CANDIDATES if r.probe is not None else learned.shipped().walk
+            want = max(depth, pool) if learn else depth
             ranked = r.walk_passages(q, result, seeds, want)
         ranked = self.fuse(q, ranked, timings)
         inputs = final_inputs(q, result, flat, ranked) if learn and flat is not None else None

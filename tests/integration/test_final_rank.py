@@ -1,9 +1,9 @@
-"""The final ranking on the real Neo4j + GDS: on the global and the local walk the vector
-ranking's sure first passage is pinned first and the walk's order kept below it, the stage's time
-is in the result's timings, and the paper's preset leaves the walk's order as it is. The learned
-ranking (`final_rank="learned"`) returns the shipped model's order of what the walk and the flat
-rankings found, on either walk, for a question that links no concept, and on a namespace of
-another embedder."""
+"""The final ranking on the real Neo4j + GDS: under `anchored`, on the global and the local walk,
+the vector ranking's sure first passage is pinned first and the walk's order kept below it; the
+stage's time is in the result's timings, and the paper's preset leaves the walk's order as it
+is. The learned ranking (the default) returns the shipped model's picks of what the walk and the
+flat rankings found, then the walk's order, on either walk, for a question that links no
+concept, and on a namespace of another embedder."""
 
 from __future__ import annotations
 
@@ -44,7 +44,9 @@ def test_the_sure_flat_passage_is_pinned_on_either_walk(
     sample_client: TeragClient, scope: str
 ) -> None:
     r = sample_client.retriever
-    base = sample_client.settings.with_overrides(retrieval={"walk": scope})
+    base = sample_client.settings.with_overrides(
+        retrieval={"walk": scope, "final_rank": "anchored"}
+    )
     moved = 0
     for q in QUESTIONS:
         r.settings = base.with_overrides(retrieval={"walk": scope, "final_rank": "walk"})
@@ -74,8 +76,9 @@ def test_the_papers_preset_keeps_the_walks_order(sample_client: TeragClient) -> 
 
 
 def learned_ids(client: TeragClient, question: str, k: int) -> tuple[list[str], list[str]]:
-    """The learned ranking's ids for `question`, and the shipped model's order of the inputs the
-    final stage saw, read apart from the stage."""
+    """The learned ranking's ids for `question`, and what the shipped model makes of the inputs
+    the final stage saw, read apart from the stage: its first `head` picks, then the walk's
+    order."""
     r = client.retriever
     seen: list[learned.Inputs] = []
     r.probe = seen.append
@@ -84,7 +87,9 @@ def learned_ids(client: TeragClient, question: str, k: int) -> tuple[list[str], 
     finally:
         r.probe = None
     assert res.mode == "pagerank" and "final" in res.timings and len(seen) == 1
-    order = [n for n, _ in learned.shipped().rank(seen[0])][:k]
+    model = learned.shipped()
+    picks = [n for n, _ in model.rank(seen[0])][: min(model.head, k)]
+    order = picks + [n for n, _ in seen[0].walk if n not in picks][: k - len(picks)]
     rows = client.store.read("passages_by_node", nodes=order)
     by_node = {int(row["node"]): str(row["id"]) for row in rows}
     assert [p.score for p in res.passages] == sorted((p.score for p in res.passages), reverse=True)

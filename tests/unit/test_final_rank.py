@@ -3,7 +3,8 @@ the walk's passages go, and the flat fusion a question without links is answered
 
 from terag_neo4j.core.results import RetrievedPassage
 from terag_neo4j.recipes import PAPER, RetrievalConfig, resolve
-from terag_neo4j.retrieval.final_rank import anchor_node, pin, rrf_nodes
+from terag_neo4j.retrieval.final_rank import pin
+from terag_neo4j.retrieval.flat import anchor_node, rrf_nodes
 
 
 def p(pid: str, score: float) -> RetrievedPassage:
@@ -50,8 +51,8 @@ def test_without_an_anchor_the_walk_is_the_answer() -> None:
     assert pin(walked, p("a", 0.0), 3) == walked  # already first: nothing moves
 
 
-def test_the_default_anchors_and_the_papers_preset_keeps_the_walks_order() -> None:
-    assert RetrievalConfig().final_rank == "anchored"
-    assert resolve("default").final_rank == "anchored"
+def test_the_default_is_learned_and_the_papers_preset_keeps_the_walks_order() -> None:
+    assert RetrievalConfig().final_rank == "learned"
+    assert resolve("default").final_rank == "learned"
     assert resolve("paper").final_rank == "walk"
     assert PAPER.final_rank == "walk"

@@ -27,8 +27,8 @@ TERAG_VARIANTS: dict[str, dict[str, Any]] = {
     "flat_fused": {"damping": 0.0, "final_rank": "walk"},
     # the final ranking: the walk's order as it is (the default before `final_rank.py`)
     "walk_order": {"final_rank": "walk"},
-    # the final ranking by the packaged model (`retrieval/learned.py`)
-    "learned": {"final_rank": "learned"},
+    # the final ranking by the hand-set rule the packaged model replaced (`final_rank.anchored`)
+    "anchored": {"final_rank": "anchored"},
     # linking: query NER
     "ner_linking": {"linking": "ner"},
     # restart vector: the paper's s/f weights instead of verified ones
