@@ -50,7 +50,8 @@ EXPANSION_FLOOR = 16 << 20
 # ---------------------------------------------------------------- writing
 
 
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+# Keys sorted: a row's bytes do not depend on the order Neo4j stored its properties in
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode
 
 
 class _Sink:

@@ -105,9 +105,11 @@ def export_stream(
             passage = r["passage"]
             if not r["links"]:
                 continue
+            # each passage's links by concept key, not in Neo4j's storage order: the same
+            # namespace exports the same bytes, however it was written
             w.add_rows(
                 "has_passage.jsonl",
-                ({"concept": c, "passage": passage, "mention": m} for c, m in r["links"]),
+                ({"concept": c, "passage": passage, "mention": m} for c, m in sorted(r["links"])),
             )
             if n % FETCH_SIZE == 0:
                 yield w.take()
