@@ -232,3 +232,9 @@ def anchor_node(text: Sequence[int], vector: Sequence[int]) -> int | None:
         return None
     top = [n for n, _ in rrf_nodes(text, vector)[:ANCHOR_WITHIN]]
     return vector[0] if vector[0] in top else None
+
+
+def pinned_first(nodes: Sequence[int], anchor: int | None) -> list[int]:
+    """`nodes` with `anchor` first (moved up, or put before them): `anchored`'s order of node
+    ids; `nodes` as they are without an anchor."""
+    return list(nodes) if anchor is None else [anchor, *(n for n in nodes if n != anchor)]

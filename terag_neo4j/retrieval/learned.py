@@ -30,13 +30,13 @@ from importlib import resources
 from typing import Any
 
 from terag_neo4j.errors import TeragError
-from terag_neo4j.retrieval.flat import anchor_node
+from terag_neo4j.retrieval.flat import anchor_node, pinned_first
 
 MODEL_FILE = "final_rank_v3.json"
 FORMAT = "terag-final-rank/2"
 # Each flat channel's passages taken as candidates, and the walk's, unless the model file names
-# its own (`candidates`); the walk returns this many for the learned ranking, so a model's walk
-# pool is at most this.
+# its own (`candidates`); the walk returns the model's pool, and this many to a probe (the
+# bench's training data), so a model's walk pool is at most this.
 FLAT_CANDIDATES = 10
 WALK_CANDIDATES = 20
 # The most stumps and the most passages a model may pick (a model file is data: bounded)
@@ -161,9 +161,7 @@ def features(
     linked = math.log1p(len(freq))
     specificity = 1.0 / max(min(freq.values()), 1) if freq else 0.0
     anchor = anchor_node([n for n, _ in x.text], [n for n, _ in x.vector])
-    pinned = [n for n, _ in x.walk[:walk]]
-    if anchor is not None:
-        pinned = [anchor, *(n for n in pinned if n != anchor)][:walk]
+    pinned = pinned_first([n for n, _ in x.walk[:walk]], anchor)[:walk]
     anchored_rr = {n: 1.0 / (i + 1) for i, n in enumerate(pinned)}
     flat_top = set(vec_rr) | set(text_rr)
     walk_total = sum(mass.values())

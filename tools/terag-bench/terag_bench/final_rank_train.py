@@ -117,13 +117,12 @@ class Question:
 
 def baselines(rec: Record) -> tuple[list[int], dict[str, dict[str, float]]]:
     """The walk's order and each baseline method's scores for one question."""
-    from terag_neo4j.retrieval.flat import anchor_node, rrf_nodes
+    from terag_neo4j.retrieval.flat import anchor_node, pinned_first, rrf_nodes
     from terag_neo4j.retrieval.learned import Inputs
 
     x = Inputs.from_json(rec["inputs"])
     text, vector, walk = [n for n, _ in x.text], [n for n, _ in x.vector], [n for n, _ in x.walk]
-    anchor = anchor_node(text, vector)
-    anchored = walk if anchor is None else [anchor, *(n for n in walk if n != anchor)]
+    anchored = pinned_first(walk, anchor_node(text, vector))
     ranked = {
         "bm25": text,
         "dense": vector,

@@ -34,19 +34,22 @@ def fit(x: Array, y: Array, w: Array, cfg: Config) -> Model:
     f = np.full(len(y), base)
     order = np.argsort(x, axis=0, kind="stable")
     xs = np.take_along_axis(x, order, axis=0)
+    cw = np.cumsum(w[order], axis=0)  # the weights left of each cut: the same every round
+    total = w.sum()
     stumps: list[Stump] = []
     for _ in range(cfg.trees):
         p = 1.0 / (1.0 + np.exp(-f))
         wr = w * (y - p)
+        wr_total = wr.sum()
         best: tuple[float, int, float] | None = None
         for j in range(x.shape[1]):
             v = xs[:, j]
             cut = np.nonzero(v[:-1] < v[1:])[0]
             if not len(cut):
                 continue
-            wl = np.cumsum(w[order[:, j]])[cut]
+            wl = cw[cut, j]
             rl = np.cumsum(wr[order[:, j]])[cut]
-            wr_, rr = w.sum() - wl, wr.sum() - rl
+            wr_, rr = total - wl, wr_total - rl
             gain = wl * wr_ / (wl + wr_) * (rl / wl - rr / np.maximum(wr_, 1e-300)) ** 2
             i = int(np.argmax(gain))
             if best is None or gain[i] > best[0]:
